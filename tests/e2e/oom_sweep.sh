@@ -110,21 +110,12 @@ sweep net __cell 3 6 net
 SRC="$SRC" "$PY" - <<'PY' || fail "the trials above"
 import csv, glob, os, re, sys
 sys.path.insert(0, os.path.join(os.environ["SRC"], "tests", "support"))
-from oom_trial import stack
+from oom_trial import trial_report
 bad = 0
 def say(d, what):
     global bad
     bad += 1
-    print(f"{d}: {what}")
-    for f in ("err", "err2"):
-        p = os.path.join(d, f)
-        if os.path.exists(p):
-            for line in open(p, errors="replace").read().splitlines()[:6]:
-                print(f"    {f}: {line}")
-    if os.path.exists(os.path.join(d, "trace")):
-        print(f"    the failed allocation's stack ({d}/trace):")
-        for frame in stack(os.path.join(d, "trace")):
-            print(f"      {frame}")
+    trial_report(d, what, 6)
 trials = sorted(glob.glob("t.*.*"), key=lambda d: (d.split(".")[1], int(d.split(".")[2])))
 ok = failed = 0
 for d in trials:

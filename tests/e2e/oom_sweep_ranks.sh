@@ -145,22 +145,13 @@ done
 JOBS=$JOBS SRC="$SRC" "$PY" - <<'PY' || fail "the trials above"
 import csv, glob, os, re, sys
 sys.path.insert(0, os.path.join(os.environ["SRC"], "tests", "support"))
-from oom_trial import stack
+from oom_trial import trial_report
 jobs = os.environ["JOBS"].split()
 bad = 0
 def say(d, what):
     global bad
     bad += 1
-    print(f"{d}: {what}")
-    for f in ("err", "err2"):
-        p = os.path.join(d, f)
-        if os.path.exists(p):
-            for line in open(p, errors="replace").read().splitlines()[:8]:
-                print(f"    {f}: {line}")
-    if os.path.exists(os.path.join(d, "trace")):
-        print(f"    the failed allocation's stack ({d}/trace):")
-        for frame in stack(os.path.join(d, "trace")):
-            print(f"      {frame}")
+    trial_report(d, what, 8)
 def lines(d, name):
     """dlgauge's lines (a rank's prefix dropped) and mpirun's: its boxes,
     and its own log lines (process [[JOB,0],0] is mpirun; ranks are

@@ -1,4 +1,4 @@
-"""How the out-of-memory sweeps (tests/e2e/oom_sweep.sh,
+"""How the out-of-memory sweeps (tests/e2e/oom_sweep.sh, oom_sweep_ranks.sh,
 tests/e2e/oom_sweep_tools.sh, tests/influx_cli/flush_oom.sh) print a trial
 that broke a rule: its name and what it broke on one line, the first lines
 it said on stderr, and the failed allocation's stack (oom_at.c's
@@ -22,6 +22,23 @@ def report(name, said, err, trace, lines=4, errname="stderr"):
     print(f"{name}: " + "; ".join(said))
     for line in err[:lines]:
         print(f"    {errname}: {line}")
+    if os.path.exists(trace):
+        print(f"    the failed allocation's stack ({trace}):")
+        for frame in stack(trace):
+            print(f"      {frame}")
+
+
+def trial_report(d, what, lines=6):
+    """A sweep's broken trial in folder d: what it broke, the first lines
+    of its stderr before (err) and after memory came back (err2), and the
+    failed allocation's stack (trace)."""
+    print(f"{d}: {what}")
+    for f in ("err", "err2"):
+        p = os.path.join(d, f)
+        if os.path.exists(p):
+            for line in open(p, errors="replace").read().splitlines()[:lines]:
+                print(f"    {f}: {line}")
+    trace = os.path.join(d, "trace")
     if os.path.exists(trace):
         print(f"    the failed allocation's stack ({trace}):")
         for frame in stack(trace):
