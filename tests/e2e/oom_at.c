@@ -25,7 +25,7 @@
  * destructor, libgomp and OpenBLAS; nor oneDNN, which
  * dereferences its own failed allocation (dnnl_memory_create,
  * dnnl_primitive_desc_create: SIGSEGV inside libdnnl.so.2, seen with
- * Debian 12's 2.7); nor, in a rank, Open MPI (in_open_mpi).  Those
+ * Debian 12's 2.7); nor, in a rank, Open MPI (open_mpi_frame).  Those
  * allocations are neither failed nor counted. */
 #define _GNU_SOURCE
 #include <dlfcn.h>
@@ -54,6 +54,19 @@ static bool ends_process_when_out(const char *file)
     return false;
 }
 
+/* Whether a frame of this allocation's stack is one match takes. */
+static bool stack_has(bool (*match)(const Dl_info *))
+{
+    void *pcs[64];
+    int n = backtrace(pcs, 64);
+    for (int i = 0; i < n; i++) {
+        Dl_info where;
+        if (dladdr(pcs[i], &where) && match(&where))
+            return true;
+    }
+    return false;
+}
+
 /* Open MPI and the libraries under it.  Their allocations are theirs to
  * answer, and they do not: failed in a sweep's run under mpirun, MPI_Init
  * segfaulted in PMIx (pmix_init_registered_attrs) or ended the rank with
@@ -61,46 +74,29 @@ static bool ends_process_when_out(const char *file)
  * collective printed its own line before returning MPI_ERR_INTERN (which
  * dlgauge reports: tests/e2e/ranks.sh).  With DLG_OOM_RANK, an allocation
  * with one of them anywhere on its stack is neither failed nor counted. */
-static bool in_open_mpi(void)
+static bool open_mpi_frame(const Dl_info *where)
 {
     static const char *const libs[] = {"/libmpi",   "/libopen-",   "/libpmix", "/libevent", "/libhwloc",
                                        "/openmpi/", "/libfabric", "/libuc",   "/libibverbs"};
-    void *pcs[64];
-    int n = backtrace(pcs, 64);
-    for (int i = 0; i < n; i++) {
-        Dl_info where;
-        if (!dladdr(pcs[i], &where) || !where.dli_fname)
-            continue;
-        for (size_t j = 0; j < sizeof libs / sizeof libs[0]; j++)
-            if (strstr(where.dli_fname, libs[j]))
-                return true;
-    }
+    for (size_t j = 0; where->dli_fname && j < sizeof libs / sizeof libs[0]; j++)
+        if (strstr(where->dli_fname, libs[j]))
+            return true;
     return false;
 }
 
 static bool ranked;      /* DLG_OOM_RANK was set: Open MPI runs in this process */
 static const char *from; /* DLG_OOM_FROM, or NULL */
 
-static bool outside_from(void)
-{
-    void *pcs[64];
-    int n = backtrace(pcs, 64);
-    for (int i = 0; i < n; i++) {
-        Dl_info where;
-        if (dladdr(pcs[i], &where) && where.dli_sname && strcmp(where.dli_sname, from) == 0)
-            return false;
-    }
-    return true;
-}
+static bool from_frame(const Dl_info *where) { return where->dli_sname && strcmp(where->dli_sname, from) == 0; }
 
 static bool not_ours(void *caller)
 {
     Dl_info where;
     if (loading || !dladdr(caller, &where))
         return loading;
-    if (ranked && in_open_mpi())
+    if (ranked && stack_has(open_mpi_frame))
         return true;
-    if (from && outside_from())
+    if (from && !stack_has(from_frame))
         return true;
     /* glibc's registration of a C++ thread_local's destructor (cuDNN's
      * cudnnGetVersion has one) aborts the process when it cannot allocate:
