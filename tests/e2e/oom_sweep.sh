@@ -108,9 +108,9 @@ sweep lm __cell 5 20 lm
 sweep net __cell 3 6 net
 
 SRC="$SRC" "$PY" - <<'PY' || fail "the trials above"
-import csv, glob, os, re, sys
+import glob, os, re, sys
 sys.path.insert(0, os.path.join(os.environ["SRC"], "tests", "support"))
-from oom_trial import trial_report
+from oom_trial import after_again, trial_report
 bad = 0
 def say(d, what):
     global bad
@@ -137,19 +137,8 @@ for d in trials:
         ok += 1
     if any("died of signal" in l for l in err):
         say(d, "a cell's process died of a signal")
-    rc2 = int(open(os.path.join(d, "rc2")).read())
-    rows = list(csv.DictReader(open(os.path.join(d, "s.csv")))) if os.path.exists(os.path.join(d, "s.csv")) else []
-    failed_jobs = set()
-    for job in open(os.path.join(d, "jobs")).read().split():
-        mine = [r["status"] for r in rows if r["job"] == job]
-        said = rc != 0 and any(f"[job {job}]" in l for l in err)
-        if mine == ["error"] and said:
-            failed_jobs.add(job)
-        elif mine != ["ok"]:
-            say(d, f"after the run again, job {job}'s rows have status {mine}, not one ok"
-                   + ("" if said else " (and the trial said nothing of the job)"))
-    if rc2 != (1 if failed_jobs else 0):
-        say(d, f"the run again with memory back: exit status {rc2}, expected {1 if failed_jobs else 0}")
+    for what in after_again(d, open(os.path.join(d, "jobs")).read().split(), err, rc, "1"):
+        say(d, what)
 print(f"{len(trials)} trials: {ok} ended 0, {failed} failed cleanly and measured all on the run again; {bad} problem(s)")
 sys.exit(1 if bad or not trials else 0)
 PY

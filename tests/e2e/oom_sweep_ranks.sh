@@ -143,9 +143,9 @@ for rank in 0 1; do
 done
 
 JOBS=$JOBS SRC="$SRC" "$PY" - <<'PY' || fail "the trials above"
-import csv, glob, os, re, sys
+import glob, os, re, sys
 sys.path.insert(0, os.path.join(os.environ["SRC"], "tests", "support"))
-from oom_trial import trial_report
+from oom_trial import after_again, trial_report
 jobs = os.environ["JOBS"].split()
 bad = 0
 def say(d, what):
@@ -186,20 +186,8 @@ for d in trials:
             say(d, f"exit status {rc} without a line that says out of memory")
     else:
         ok += 1
-    rc2 = int(open(os.path.join(d, "rc2")).read())
-    p = os.path.join(d, "s.csv")
-    rows = list(csv.DictReader(open(p))) if os.path.exists(p) else []
-    failed_jobs = set()
-    for job in jobs:
-        mine = [(r["status"], r["ranks"]) for r in rows if r["job"] == job]
-        said = rc != 0 and any(f"[job {job}]" in l for l in own)
-        if mine == [("error", "2")] and said:
-            failed_jobs.add(job)
-        elif mine != [("ok", "2")]:
-            say(d, f"after the run again, job {job}'s rows (status, ranks) are {mine}, not one ok on 2 ranks"
-                   + ("" if said else " (and the trial said nothing of the job)"))
-    if rc2 != (1 if failed_jobs else 0):
-        say(d, f"the run again with memory back: exit status {rc2}, expected {1 if failed_jobs else 0}")
+    for what in after_again(d, jobs, own, rc, "2"):
+        say(d, what)
 print(f"{len(trials)} trials: {ok} ended 0, {failed} failed cleanly and measured all on the run again; {bad} problem(s)")
 sys.exit(1 if bad or not trials else 0)
 PY

@@ -4,6 +4,7 @@ that broke a rule: its name and what it broke on one line, the first lines
 it said on stderr, and the failed allocation's stack (oom_at.c's
 DLG_OOM_TRACE), printed here: a CI log is all that is left of a trial, and
 flush_oom.sh's folder is removed as it ends."""
+import csv
 import os
 
 
@@ -43,3 +44,25 @@ def trial_report(d, what, lines=6):
         print(f"    the failed allocation's stack ({trace}):")
         for frame in stack(trace):
             print(f"      {frame}")
+
+
+def after_again(d, jobs, lines, rc, ranks="1"):
+    """What is wrong with trial d's results once it ran again with memory
+    back (s.csv, rc2): each job must have one row on `ranks` ranks, ok, or
+    error where the trial failed (exit rc) naming the job on one of its
+    stderr lines; the run again exits 1 where a job failed, else 0."""
+    p = os.path.join(d, "s.csv")
+    rows = list(csv.DictReader(open(p))) if os.path.exists(p) else []
+    problems, failed = [], False
+    for job in jobs:
+        mine = [(r["status"], r.get("ranks")) for r in rows if r["job"] == job]
+        said = rc != 0 and any(f"[job {job}]" in l for l in lines)
+        if mine == [("error", ranks)] and said:
+            failed = True
+        elif mine != [("ok", ranks)]:
+            problems.append(f"after the run again, job {job}'s rows (status, ranks) are {mine}, not one ok on "
+                            f"{ranks} rank(s)" + ("" if said else " (and the trial said nothing of the job)"))
+    rc2 = int(open(os.path.join(d, "rc2")).read())
+    if rc2 != (1 if failed else 0):
+        problems.append(f"the run again with memory back: exit status {rc2}, expected {1 if failed else 0}")
+    return problems
