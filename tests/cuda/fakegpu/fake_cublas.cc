@@ -215,6 +215,8 @@ cublasStatus_t cublasCreate_v2(cublasHandle_t *handle)
 {
     if (!handle)
         return CUBLAS_STATUS_INVALID_VALUE;
+    if (fakegpu::resource_fails("cublasCreate"))
+        return CUBLAS_STATUS_ALLOC_FAILED;
     cublasHandle_t h = new cublasContext{nullptr, nullptr, 0, CUBLAS_DEFAULT_MATH};
     std::lock_guard<std::mutex> lock(g_mu);
     g_handles.insert(h);

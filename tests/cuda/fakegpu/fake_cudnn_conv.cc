@@ -647,7 +647,7 @@ cudnnStatus_t cudnnCreateConvolutionDescriptor(cudnnConvolutionDescriptor_t *con
     d.math = CUDNN_DEFAULT_MATH;
     d.compute = CUDNN_DATA_FLOAT;
     d.mode = CUDNN_CROSS_CORRELATION;
-    return fakegpu::new_descriptor(convDesc, d);
+    return fakegpu::new_descriptor(__func__, convDesc, d);
 }
 
 cudnnStatus_t cudnnDestroyConvolutionDescriptor(cudnnConvolutionDescriptor_t convDesc)

@@ -81,7 +81,7 @@ extern "C" {
 cudnnStatus_t cudnnCreate(cudnnHandle_t *handle)
 {
     // on the legacy default stream, as cuDNN starts
-    return fakegpu::new_descriptor(handle, cudnnContext{nullptr});
+    return fakegpu::new_descriptor(__func__, handle, cudnnContext{nullptr});
 }
 
 cudnnStatus_t cudnnDestroy(cudnnHandle_t handle)
@@ -172,7 +172,7 @@ const char *cudnnGetErrorString(cudnnStatus_t status)
 cudnnStatus_t cudnnCreateTensorDescriptor(cudnnTensorDescriptor_t *tensorDesc)
 {
     // nb == 0 marks "created, never set": every operation refuses it
-    return fakegpu::new_descriptor(tensorDesc, cudnnTensorStruct{});
+    return fakegpu::new_descriptor(__func__, tensorDesc, cudnnTensorStruct{});
 }
 
 // NULL is accepted, as by cuDNN: teardown after a half-done setup
@@ -245,7 +245,7 @@ cudnnStatus_t cudnnGetTensorNdDescriptor(const cudnnTensorDescriptor_t tensorDes
 cudnnStatus_t cudnnCreateFilterDescriptor(cudnnFilterDescriptor_t *filterDesc)
 {
     // k == 0 marks "never set"
-    return fakegpu::new_descriptor(filterDesc, cudnnFilterStruct{});
+    return fakegpu::new_descriptor(__func__, filterDesc, cudnnFilterStruct{});
 }
 
 cudnnStatus_t cudnnDestroyFilterDescriptor(cudnnFilterDescriptor_t filterDesc)

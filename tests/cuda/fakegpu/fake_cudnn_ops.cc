@@ -658,7 +658,7 @@ const cudnnActivationMode_t ACT_UNSET = (cudnnActivationMode_t)(CUDNN_ACTIVATION
 
 cudnnStatus_t cudnnCreateActivationDescriptor(cudnnActivationDescriptor_t *activationDesc)
 {
-    return fakegpu::new_descriptor(activationDesc,
+    return fakegpu::new_descriptor(__func__, activationDesc,
                                    cudnnActivationStruct{ACT_UNSET, CUDNN_NOT_PROPAGATE_NAN, 0.0});
 }
 
@@ -953,7 +953,7 @@ cudnnStatus_t cudnnBatchNormalizationBackwardEx(
 // cuDNN's defaults (Krizhevsky et al. 2012, as cudnn_ops.h says)
 cudnnStatus_t cudnnCreateLRNDescriptor(cudnnLRNDescriptor_t *normDesc)
 {
-    return fakegpu::new_descriptor(normDesc, cudnnLRNStruct{5, 1e-4, 0.75, 2.0});
+    return fakegpu::new_descriptor(__func__, normDesc, cudnnLRNStruct{5, 1e-4, 0.75, 2.0});
 }
 
 cudnnStatus_t cudnnSetLRNDescriptor(cudnnLRNDescriptor_t normDesc, unsigned lrnN,

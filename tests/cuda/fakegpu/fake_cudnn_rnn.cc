@@ -650,7 +650,7 @@ void set_tensor(cudnnTensorDescriptor_t d, cudnnDataType_t t, int nb, const int 
 extern "C" cudnnStatus_t cudnnCreateDropoutDescriptor(cudnnDropoutDescriptor_t *dropoutDesc)
 {
     // NaN rate: not set yet (cudnnSetRNNDescriptor_v8 refuses it)
-    return fakegpu::new_descriptor(dropoutDesc, cudnnDropoutStruct{kNaN});
+    return fakegpu::new_descriptor(__func__, dropoutDesc, cudnnDropoutStruct{kNaN});
 }
 
 extern "C" cudnnStatus_t cudnnDestroyDropoutDescriptor(cudnnDropoutDescriptor_t dropoutDesc)
@@ -678,7 +678,7 @@ extern "C" cudnnStatus_t cudnnSetDropoutDescriptor(cudnnDropoutDescriptor_t drop
 
 extern "C" cudnnStatus_t cudnnCreateRNNDescriptor(cudnnRNNDescriptor_t *rnnDesc)
 {
-    return fakegpu::new_descriptor(rnnDesc, cudnnRNNStruct{});
+    return fakegpu::new_descriptor(__func__, rnnDesc, cudnnRNNStruct{});
 }
 
 extern "C" cudnnStatus_t cudnnDestroyRNNDescriptor(cudnnRNNDescriptor_t rnnDesc)
@@ -737,7 +737,7 @@ extern "C" cudnnStatus_t cudnnSetRNNDescriptor_v8(
 
 extern "C" cudnnStatus_t cudnnCreateRNNDataDescriptor(cudnnRNNDataDescriptor_t *rnnDataDesc)
 {
-    return fakegpu::new_descriptor(rnnDataDesc, cudnnRNNDataStruct{});
+    return fakegpu::new_descriptor(__func__, rnnDataDesc, cudnnRNNDataStruct{});
 }
 
 extern "C" cudnnStatus_t cudnnDestroyRNNDataDescriptor(cudnnRNNDataDescriptor_t rnnDataDesc)

@@ -701,6 +701,8 @@ cudaError_t alloc(void **p, size_t size, bool device)
         return fail(cudaErrorStreamCaptureUnsupported);
     if (!size)
         return cudaSuccess; // as cudart: success, and a null pointer
+    if (fakegpu::resource_fails(device ? "cudaMalloc" : "cudaHostAlloc"))
+        return fail(cudaErrorMemoryAllocation);
     if (device && size > kTotalMem - g_device_bytes[t_device])
         return fail(cudaErrorMemoryAllocation);
     // exactly size bytes (not rounded up), so ASan sees an overrun
@@ -1048,6 +1050,8 @@ cudaError_t cudaStreamCreateWithFlags(cudaStream_t *pStream, unsigned int flags)
 {
     if (!pStream || (flags & ~(unsigned)cudaStreamNonBlocking))
         return fail(cudaErrorInvalidValue);
+    if (fakegpu::resource_fails("cudaStreamCreateWithFlags"))
+        return fail(cudaErrorMemoryAllocation);
     CUstream_st *st = new CUstream_st{flags, 0, {}, 0, 0};
     std::lock_guard<std::mutex> lock(g_mu);
     trace_device("stream", t_device);
@@ -1174,6 +1178,8 @@ cudaError_t cudaStreamEndCapture(cudaStream_t stream, cudaGraph_t *pGraph)
     g_captures.erase(id);
     if (done.invalid)
         return fail(cudaErrorStreamCaptureInvalidated);
+    if (fakegpu::resource_fails("cudaStreamEndCapture")) // the capture ended all the same
+        return fail(cudaErrorMemoryAllocation);
     CUgraph_st *g = new CUgraph_st{std::move(done.ops)};
     g_graphs.insert(g);
     *pGraph = g;
@@ -1195,6 +1201,8 @@ cudaError_t cudaGraphInstantiate(cudaGraphExec_t *pGraphExec, cudaGraph_t graph,
     std::lock_guard<std::mutex> lock(g_mu);
     if (!g_graphs.count(graph))
         return fail(cudaErrorInvalidValue);
+    if (fakegpu::resource_fails("cudaGraphInstantiate"))
+        return fail(cudaErrorMemoryAllocation);
     // a copy: the graph may be destroyed (or captured again) meanwhile
     CUgraphExec_st *x = new CUgraphExec_st{graph->ops};
     g_execs.insert(x);
@@ -1267,7 +1275,8 @@ cudaError_t cudaEventCreateWithFlags(cudaEvent_t *event, unsigned int flags)
         ((flags & cudaEventInterprocess) && !(flags & cudaEventDisableTiming)))
         return fail(cudaErrorInvalidValue);
     std::lock_guard<std::mutex> lock(g_mu);
-    if (g_event_fail_in > 0 && --g_event_fail_in == 0)
+    if ((g_event_fail_in > 0 && --g_event_fail_in == 0) ||
+        fakegpu::resource_fails("cudaEventCreateWithFlags"))
         return fail(cudaErrorMemoryAllocation);
     CUevent_st *e = new CUevent_st{flags, g_next_id++, false, {}, 0};
     g_events.insert(e);

@@ -14,6 +14,9 @@
  * this reading of its documentation, timing, and two pieces of work
  * running at the same time (one runs at a time).
  *
+ * Out of memory on demand: FAKEGPU_FAIL_AT=n fails the n-th call that
+ * takes a resource (fake_faults.cc), for tests/cuda/fakegpu_oom_sweep.sh.
+ *
  * Memory is host memory ("device" pointers are plain pointers).  Work on a
  * stream is queued, or recorded into the graph if the stream is capturing
  * (fakegpu::submit), with every argument copied either way. */
@@ -42,12 +45,20 @@ constexpr int kDimMax = 8;
 void submit(cudaStream_t s, std::function<void()> op);
 bool capturing(cudaStream_t s);
 
-/* *out = a new T copied from init: every cudnnCreate* stand-in (NULL out:
- * BAD_PARAM; no memory: HOST_ALLOCATION_FAILED, as cuDNN 9 says it). */
-template <class T> cudnnStatus_t new_descriptor(T **out, const T &init)
+/* Whether this call taking a resource (memory, a stream, an event, a
+ * graph, a handle or descriptor; api names it) is the one FAKEGPU_FAIL_AT
+ * makes fail, as out of memory (fake_faults.cc). */
+bool resource_fails(const char *api);
+
+/* *out = a new T copied from init: every cudnnCreate* stand-in, api its
+ * name (NULL out: BAD_PARAM; no memory: HOST_ALLOCATION_FAILED, as cuDNN 9
+ * says it). */
+template <class T> cudnnStatus_t new_descriptor(const char *api, T **out, const T &init)
 {
     if (!out)
         return CUDNN_STATUS_BAD_PARAM;
+    if (resource_fails(api)) // *out left as it was: the backend must not read it
+        return CUDNN_STATUS_INTERNAL_ERROR_HOST_ALLOCATION_FAILED;
     *out = new (std::nothrow) T(init);
     return *out ? CUDNN_STATUS_SUCCESS : CUDNN_STATUS_INTERNAL_ERROR_HOST_ALLOCATION_FAILED;
 }
