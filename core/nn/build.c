@@ -7,6 +7,15 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* msg, with ": out of memory" where code is DLG_ENOMEM and msg does not
+ * say it: a backend's call reports its out of memory by code alone */
+static void say_out_of_memory(char *msg, size_t len, int code)
+{
+    size_t n = strlen(msg);
+    if (code == DLG_ENOMEM && !strstr(msg, "out of") && n < len)
+        snprintf(msg + n, len - n, ": out of memory");
+}
+
 int dlg_net_fail(dlg_net *net, int code, const char *fmt, ...)
 {
     if (net->err == 0) {
@@ -14,6 +23,7 @@ int dlg_net_fail(dlg_net *net, int code, const char *fmt, ...)
         va_start(ap, fmt);
         vsnprintf(net->msg, sizeof net->msg, fmt, ap);
         va_end(ap);
+        say_out_of_memory(net->msg, sizeof net->msg, code);
         net->err = -code;
     }
     return -code;

@@ -218,7 +218,8 @@ static int sgd_all(dlg_net *net, const dlg_sgd *sgd, char *err, size_t errlen)
         k++;
     }
     if (!rc && n && (rc = net->bk->sgd_all(net->ctx, w, mult, mult + n, n, sgd)) < 0)
-        snprintf(err, errlen, "nn: SGD update of net '%s' failed", net->name);
+        snprintf(err, errlen, "nn: SGD update of net '%s' failed%s", net->name,
+                 rc == -DLG_ENOMEM ? ": out of memory" : "");
     if (heap) {
         free(w);
         free(mult);

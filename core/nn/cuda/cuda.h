@@ -185,10 +185,14 @@ float *dlg_cuda_bn_saved(void *state);
 /* Backend for a name as above; NULL if the name is not a CUDA one. */
 const dlg_backend *dlg_cuda_backend_find(const char *name);
 
-/* Turn a CUDA/cuDNN/cuBLAS status into -DLG_E* with a message. */
+/* Turn a CUDA/cuDNN/cuBLAS status into -DLG_E* with a message: a
+ * library's out-of-memory status is -DLG_ENOMEM, said as "out of memory"
+ * (cuDNN's as out of host or GPU memory) before the library's own name. */
 int dlg_cuda_err(cudaError_t e, const char *what, char *err, size_t errlen);
 int dlg_cudnn_err(cudnnStatus_t s, const char *what, char *err, size_t errlen);
-/* 0 or -DLG_EINTERNAL, for calls inside forward/backward (no message). */
+int dlg_cublas_err(cublasStatus_t s, const char *what, char *err, size_t errlen);
+/* 0, -DLG_ENOMEM for an out-of-memory status, else -DLG_EINTERNAL, for
+ * calls inside forward/backward (no message; the net's says which code). */
 int dlg_cuda_ok(cudaError_t e);
 int dlg_cudnn_ok(cudnnStatus_t s);
 int dlg_cublas_ok(cublasStatus_t s);

@@ -16,17 +16,47 @@ int dlg_cuda_err(cudaError_t e, const char *what, char *err, size_t errlen)
 {
     if (e == cudaSuccess)
         return 0;
+    if (e == cudaErrorMemoryAllocation) {
+        snprintf(err, errlen, "%s: out of memory (CUDA error %d)", what, (int)e);
+        return -DLG_ENOMEM;
+    }
     snprintf(err, errlen, "%s: %s (CUDA error %d)", what, cudaGetErrorString(e), (int)e);
-    return e == cudaErrorMemoryAllocation ? -DLG_ENOMEM : -DLG_ENOTSUP;
+    return -DLG_ENOTSUP;
+}
+
+/* cuDNN 9's codes for memory it could not get (CUDNN_STATUS_ALLOC_FAILED
+ * is the host one's old name) */
+static const char *cudnn_out_of(cudnnStatus_t s)
+{
+    if (s == CUDNN_STATUS_INTERNAL_ERROR_HOST_ALLOCATION_FAILED)
+        return "host";
+    return s == CUDNN_STATUS_INTERNAL_ERROR_DEVICE_ALLOCATION_FAILED ? "GPU" : NULL;
 }
 
 int dlg_cudnn_err(cudnnStatus_t s, const char *what, char *err, size_t errlen)
 {
     if (s == CUDNN_STATUS_SUCCESS)
         return 0;
+    const char *out_of = cudnn_out_of(s);
+    if (out_of) {
+        snprintf(err, errlen, "%s: out of %s memory (%s)", what, out_of, cudnnGetErrorString(s));
+        return -DLG_ENOMEM;
+    }
     snprintf(err, errlen, "%s: %s", what, cudnnGetErrorString(s));
     /* cuDNN 9 refines codes within a category (NOT_SUPPORTED_SHAPE = 3002) */
     return CUDNN_STATUS_CATEGORY(s) == CUDNN_STATUS_NOT_SUPPORTED ? -DLG_ENOTSUP : -DLG_EINTERNAL;
+}
+
+int dlg_cublas_err(cublasStatus_t s, const char *what, char *err, size_t errlen)
+{
+    if (s == CUBLAS_STATUS_SUCCESS)
+        return 0;
+    if (s == CUBLAS_STATUS_ALLOC_FAILED) {
+        snprintf(err, errlen, "%s: out of memory (CUBLAS_STATUS_ALLOC_FAILED)", what);
+        return -DLG_ENOMEM;
+    }
+    snprintf(err, errlen, "%s: cuBLAS status %d", what, (int)s);
+    return -DLG_ENOTSUP; /* as dlg_cuda_err: no usable GPU (NOT_INITIALIZED, ARCH_MISMATCH) */
 }
 
 void dlg_cuda_note_once(dlg_cuda_ctx *c, unsigned kind, const char *msg)
@@ -37,9 +67,20 @@ void dlg_cuda_note_once(dlg_cuda_ctx *c, unsigned kind, const char *msg)
     fprintf(stderr, "dlgauge: cuda: %s\n", msg);
 }
 
-int dlg_cuda_ok(cudaError_t e) { return e == cudaSuccess ? 0 : -DLG_EINTERNAL; }
-int dlg_cudnn_ok(cudnnStatus_t s) { return s == CUDNN_STATUS_SUCCESS ? 0 : -DLG_EINTERNAL; }
-int dlg_cublas_ok(cublasStatus_t s) { return s == CUBLAS_STATUS_SUCCESS ? 0 : -DLG_EINTERNAL; }
+int dlg_cuda_ok(cudaError_t e)
+{
+    return e == cudaSuccess ? 0 : e == cudaErrorMemoryAllocation ? -DLG_ENOMEM : -DLG_EINTERNAL;
+}
+
+int dlg_cudnn_ok(cudnnStatus_t s)
+{
+    return s == CUDNN_STATUS_SUCCESS ? 0 : cudnn_out_of(s) ? -DLG_ENOMEM : -DLG_EINTERNAL;
+}
+
+int dlg_cublas_ok(cublasStatus_t s)
+{
+    return s == CUBLAS_STATUS_SUCCESS ? 0 : s == CUBLAS_STATUS_ALLOC_FAILED ? -DLG_ENOMEM : -DLG_EINTERNAL;
+}
 
 int dlg_cuda_desc_fits(const dlg_shape *s, char *err, size_t errlen)
 {
@@ -158,10 +199,8 @@ static int open_handles(dlg_cuda_ctx *c, char *err, size_t errlen)
     }
     if (!rc)
         rc = dlg_cudnn_err(cudnnSetStream(c->dnn, c->stream), "cudnnSetStream", err, errlen);
-    if (!rc && cublasCreate(&c->blas) != CUBLAS_STATUS_SUCCESS) {
-        snprintf(err, errlen, "cublasCreate failed");
-        rc = -DLG_ENOTSUP;
-    }
+    if (!rc)
+        rc = dlg_cublas_err(cublasCreate(&c->blas), "cublasCreate", err, errlen);
     if (!rc && (cublasSetStream(c->blas, c->stream) != CUBLAS_STATUS_SUCCESS ||
                 cublasSetMathMode(c->blas, c->math == DLG_CUDA_TF32 ? CUBLAS_TF32_TENSOR_OP_MATH
                                                                     : CUBLAS_DEFAULT_MATH) !=

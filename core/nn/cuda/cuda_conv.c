@@ -283,7 +283,8 @@ static int conv_setup_as(void *ctx, const dlg_layer *l, void **state, size_t *ws
     }
     if (!rc && !dlg_cuda_is_half(c) && l->p.conv.bias &&
         s->fwd == CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM &&
-        cudnnCreateActivationDescriptor(&s->ident) == CUDNN_STATUS_SUCCESS)
+        !(rc = dlg_cudnn_err(cudnnCreateActivationDescriptor(&s->ident), "bias activation descriptor",
+                             err, errlen)))
         s->fuse_bias = cudnnSetActivationDescriptor(s->ident, CUDNN_ACTIVATION_IDENTITY,
                                                     CUDNN_NOT_PROPAGATE_NAN,
                                                     0.0) == CUDNN_STATUS_SUCCESS;
@@ -313,7 +314,7 @@ static int conv_forward(void *ctx, dlg_layer *l, void *vs)
         /* cuDNN 9 refines codes within a category (NOT_SUPPORTED_SHAPE = 3002) */
         int cat = CUDNN_STATUS_CATEGORY((int)st);
         if (cat != CUDNN_STATUS_NOT_SUPPORTED && cat != CUDNN_STATUS_BAD_PARAM)
-            return -DLG_EINTERNAL;
+            return dlg_cudnn_ok(st);
         s->fuse_bias = false; /* refused: unfused from now on */
         name_impl(l, s);
         dlg_cuda_note_once(c, DLG_CUDA_NOTE_FUSED_BIAS,

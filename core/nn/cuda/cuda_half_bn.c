@@ -101,19 +101,26 @@ static bool ex_sizes(dlg_cuda_ctx *c, bn_state *s, dlg_bn_tier t, size_t *ws, si
 static int bn_paths(dlg_cuda_ctx *c, const dlg_layer *l, bn_state *s, char *err, size_t errlen)
 {
     bool relu = l->p.bn.relu, ex_ok = false, act_ok = false;
-    bool descs = dlg_half_desc(&s->bx, c, &l->bottom[0]->shape, err, errlen) == 0 &&
-                 cudnnCreateTensorDescriptor(&s->bp) == CUDNN_STATUS_SUCCESS &&
-                 cudnnDeriveBNTensorDescriptor(s->bp, s->bx, CUDNN_BATCHNORM_SPATIAL) ==
-                     CUDNN_STATUS_SUCCESS;
-    if (!descs) {
+    int rc = dlg_half_desc(&s->bx, c, &l->bottom[0]->shape, err, errlen);
+    if (!rc)
+        rc = dlg_cudnn_err(cudnnCreateTensorDescriptor(&s->bp), "batch-norm parameter descriptor", err,
+                           errlen);
+    if (!rc)
+        rc = dlg_cudnn_err(cudnnDeriveBNTensorDescriptor(s->bp, s->bx, CUDNN_BATCHNORM_SPATIAL),
+                           "batch-norm parameter descriptor", err, errlen);
+    if (rc == -DLG_ENOMEM) /* not a reason to measure the fp32 tier instead */
+        return rc;
+    if (rc) {
         s->tier = DLG_BN_F32;
         return 0;
     }
     size_t ws[2] = {0, 0};
     if (dlg_half_nhwc(c, &l->bottom[0]->shape) && l->backward) {
-        if (relu && cudnnCreateActivationDescriptor(&s->act) == CUDNN_STATUS_SUCCESS &&
-            cudnnSetActivationDescriptor(s->act, CUDNN_ACTIVATION_RELU, CUDNN_NOT_PROPAGATE_NAN,
-                                         0.0) == CUDNN_STATUS_SUCCESS)
+        if (relu && (rc = dlg_cudnn_err(cudnnCreateActivationDescriptor(&s->act),
+                                        "batch-norm activation descriptor", err, errlen)) < 0)
+            return rc;
+        if (relu && cudnnSetActivationDescriptor(s->act, CUDNN_ACTIVATION_RELU, CUDNN_NOT_PROPAGATE_NAN,
+                                                 0.0) == CUDNN_STATUS_SUCCESS)
             act_ok = ex_sizes(c, s, DLG_BN_EX_ACT, &ws[0], &s->rs[0]);
         ex_ok = ex_sizes(c, s, DLG_BN_EX, &ws[1], &s->rs[1]);
     }
@@ -166,7 +173,7 @@ static int refused(cudnnStatus_t st)
     if (st == CUDNN_STATUS_SUCCESS)
         return 0;
     int cat = CUDNN_STATUS_CATEGORY((int)st);
-    return cat == CUDNN_STATUS_NOT_SUPPORTED || cat == CUDNN_STATUS_BAD_PARAM ? 1 : -DLG_EINTERNAL;
+    return cat == CUDNN_STATUS_NOT_SUPPORTED || cat == CUDNN_STATUS_BAD_PARAM ? 1 : dlg_cudnn_ok(st);
 }
 
 static void step_down(dlg_cuda_ctx *c, bn_state *s, dlg_bn_tier to)

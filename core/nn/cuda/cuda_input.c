@@ -36,11 +36,14 @@ static int input_open(dlg_cuda_ctx *c)
     if (!in)
         return -DLG_ENOMEM;
     c->input = in;
-    if (cudaStreamCreateWithFlags(&in->copy, cudaStreamNonBlocking) != cudaSuccess ||
-        cudaEventCreate(&in->wait0) != cudaSuccess || cudaEventCreate(&in->wait1) != cudaSuccess ||
-        cudaEventCreate(&in->done) != cudaSuccess)
-        return -DLG_EINTERNAL;
-    return 0;
+    int rc = dlg_cuda_ok(cudaStreamCreateWithFlags(&in->copy, cudaStreamNonBlocking));
+    if (!rc)
+        rc = dlg_cuda_ok(cudaEventCreate(&in->wait0));
+    if (!rc)
+        rc = dlg_cuda_ok(cudaEventCreate(&in->wait1));
+    if (!rc)
+        rc = dlg_cuda_ok(cudaEventCreate(&in->done));
+    return rc;
 }
 
 void dlg_cuda_input_close(dlg_cuda_ctx *c)
@@ -89,10 +92,10 @@ int dlg_cuda_in_slot_open(void *vctx, void **out)
     if (!s)
         return -DLG_ENOMEM;
     *out = s;
-    if (cudaEventCreateWithFlags(&s->ready, cudaEventDisableTiming) != cudaSuccess ||
-        cudaEventCreateWithFlags(&s->read, cudaEventDisableTiming) != cudaSuccess)
-        return -DLG_EINTERNAL;
-    return 0;
+    rc = dlg_cuda_ok(cudaEventCreateWithFlags(&s->ready, cudaEventDisableTiming));
+    if (!rc)
+        rc = dlg_cuda_ok(cudaEventCreateWithFlags(&s->read, cudaEventDisableTiming));
+    return rc;
 }
 
 void dlg_cuda_in_slot_close(void *vctx, void *vs)

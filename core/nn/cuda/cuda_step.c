@@ -53,10 +53,14 @@ static int capture(dlg_cuda_ctx *c, dlg_cuda_graph *g, const dlg_step_fn *f, cha
     }
     c->capturing = true;
     int rc = f->launch(f->arg, why, whylen);
+    if (rc == -DLG_ENOMEM) /* the step's own: it says so again when it runs eagerly */
+        rc = -DLG_ENOTSUP;
     c->capturing = false;
     e = cudaStreamEndCapture(c->stream, &gr); /* always: the stream leaves capture mode */
-    if (!rc && (e != cudaSuccess || !gr)) {
-        snprintf(why, whylen, "cudaStreamEndCapture: %s", cudaGetErrorString(e));
+    if (!rc && e != cudaSuccess)
+        rc = dlg_cuda_err(e, "cudaStreamEndCapture", why, whylen);
+    if (!rc && !gr) {
+        snprintf(why, whylen, "cudaStreamEndCapture: no graph");
         rc = -DLG_ENOTSUP;
     }
     if (!rc && g->exec) {
@@ -68,9 +72,8 @@ static int capture(dlg_cuda_ctx *c, dlg_cuda_graph *g, const dlg_step_fn *f, cha
         }
     }
     if (!rc && !g->exec && (e = cudaGraphInstantiate(&g->exec, gr, 0)) != cudaSuccess) {
-        snprintf(why, whylen, "cudaGraphInstantiate: %s", cudaGetErrorString(e));
+        rc = dlg_cuda_err(e, "cudaGraphInstantiate", why, whylen);
         g->exec = NULL;
-        rc = -DLG_ENOTSUP;
     }
     if (gr)
         cudaGraphDestroy(gr);
@@ -113,8 +116,15 @@ int dlg_cuda_run_step(void *vctx, const dlg_step_fn *f)
         c->stats.replayed += rc == 0;
         return rc;
     }
-    if (a == DLG_GRAPH_CAPTURE && (rc = capture(c, g, f, why, sizeof why)) == 0 &&
-        (rc = launch_graph(c, g->exec, f, why, sizeof why)) != 1) {
+    if (a == DLG_GRAPH_CAPTURE && (rc = capture(c, g, f, why, sizeof why)) == -DLG_ENOMEM) {
+        /* eager steps would measure something other than asked */
+        dlg_graph_sm_done(&g->sm, a, &k, false);
+        snprintf(f->err, f->errlen,
+                 "nn: the step as a CUDA graph: %s (graphs = false runs the steps eagerly)",
+                 why);
+        return rc;
+    }
+    if (a == DLG_GRAPH_CAPTURE && rc == 0 && (rc = launch_graph(c, g->exec, f, why, sizeof why)) != 1) {
         c->stats.captured += rc == 0;
         if (dlg_graph_sm_done(&g->sm, a, &k, rc == 0))
             dlg_cuda_note_once(c, DLG_CUDA_NOTE_GRAPH_CHURN,
