@@ -9,7 +9,8 @@
 # ranks' weights identical
 # (the workload's check, else a "diverged" error row).  Then the cases
 # that must end in one line without a hang: a rank on cpu beside one on
-# cuda (MPI beside NCCL), and a rank whose NCCL cannot be loaded.
+# cuda (MPI beside NCCL), a rank whose NCCL cannot be loaded, and a rank
+# whose GPU runs out of memory in set-up or mid-training.
 # usage: ranks_train_fakegpu.sh DLGAUGE PLUGIN_DIR FAKE_MODULE_DIR FAKE_NCCL MPIEXEC WORK_DIR
 set -euo pipefail
 dlg=$1 plugins=$2 fake=$3 nccl=$4 mpiexec=$5 work=$6
@@ -100,3 +101,20 @@ DLG_T_DEVICE=cuda:0 timeout 120 "${MPIRUN[@]}" -np 1 "$dlg" --plugin-dir "$plugi
   >nonccl.log 2>&1 || rc=$?
 ends nonccl.log "$rc" "rank 1: .*NCCL"
 echo "ok: a rank without NCCL ends the cell (exit $rc)"
+# rank 1's GPU out of memory (FAKEGPU_FAIL_AT, fakegpu/fake_faults.cc) at
+# its first convolution descriptor (set-up, rank 0 in the set-up
+# agreement) and at its third step's CUDA graph (rank 0 in the gradients'
+# allreduce): no hang, a non-zero exit, the line saying out of memory
+{ printf '[sink csv]\npath = oom.csv\n'; job oom 3 0.01; } >oom.ini
+DLG_T_DEVICE=cuda:0 timeout 120 "${MPIRUN[@]}" -np 1 "$dlg" --plugin-dir "$plugins" run oom.ini \
+  : -np 1 -x FAKEGPU_TALLY="$work/oom.tally" "$dlg" --plugin-dir "$plugins" run oom.ini >oomcount.log 2>&1 ||
+  { echo "FAIL: the run that counts rank 1's calls:"; cat oomcount.log; exit 1; }
+for api in cudnnCreateConvolutionDescriptor cudaGraphInstantiate; do
+  at=$(awk -v a="$api" '$2 == a { print $1; exit }' oom.tally)
+  [ -n "$at" ] || { echo "FAIL: rank 1 made no $api call:"; cat oom.tally; exit 1; }
+  rc=0
+  DLG_T_DEVICE=cuda:0 timeout 120 "${MPIRUN[@]}" -np 1 "$dlg" --plugin-dir "$plugins" run oom.ini \
+    : -np 1 -x FAKEGPU_FAIL_AT="$at" "$dlg" --plugin-dir "$plugins" run oom.ini >"oom.$api.log" 2>&1 || rc=$?
+  ends "oom.$api.log" "$rc" "rank 1: .*out of .*memory"
+  echo "ok: rank 1 out of GPU memory at $api (its call $at) ends the run (exit $rc)"
+done
