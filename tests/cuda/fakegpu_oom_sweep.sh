@@ -22,12 +22,14 @@
 # scaling), and a bf16 ResNet-50 training step (batch norm's half tiers).
 # By default each API's first and last call in each cell, and in the
 # small cells a few more spread evenly; OOM_SWEEP_STRIDE=1 tries every
-# call, OOM_SWEEP_ONLY=cnn|bf|lm|rn one cell.
+# call (OOM_SWEEP_START=k: every STRIDE-th from the k-th),
+# OOM_SWEEP_ONLY=cnn|bf|lm|rn one cell.
 # Usage: fakegpu_oom_sweep.sh DLGAUGE PLUGIN_DIR FAKE_MODULE_DIR WORK_DIR
 source "$(dirname "$0")/../e2e/lib.sh"
 FAKE=$3
 STRIDE=${OOM_SWEEP_STRIDE:-}
 ONLY=${OOM_SWEEP_ONLY:-}
+START=${OOM_SWEEP_START:-1}
 
 dlg() { "$DLG" --plugin-dir "$PLUGDIR" -q "$@"; }
 export DLGAUGE_NN_MODULE_DIR=$FAKE FAKEGPU_LEAKS=fail
@@ -57,7 +59,7 @@ make_ini() {
 # points TALLY SPREAD: which calls to fail, from the counting run's "N API" lines
 points() {
     if [ -n "$STRIDE" ]; then
-        seq 1 "$STRIDE" "$(wc -l <"$1")"
+        seq "$START" "$STRIDE" "$(wc -l <"$1")"
         return
     fi
     awk -v s="$2" '{ if (!($2 in first)) first[$2] = $1; last[$2] = $1; n = $1 }

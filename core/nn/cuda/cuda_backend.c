@@ -79,7 +79,9 @@ int dlg_cudnn_ok(cudnnStatus_t s)
 
 int dlg_cublas_ok(cublasStatus_t s)
 {
-    return s == CUBLAS_STATUS_SUCCESS ? 0 : s == CUBLAS_STATUS_ALLOC_FAILED ? -DLG_ENOMEM : -DLG_EINTERNAL;
+    return s == CUBLAS_STATUS_SUCCESS        ? 0
+           : s == CUBLAS_STATUS_ALLOC_FAILED ? -DLG_ENOMEM
+                                             : -DLG_EINTERNAL;
 }
 
 int dlg_cuda_desc_fits(const dlg_shape *s, char *err, size_t errlen)

@@ -283,8 +283,8 @@ static int conv_setup_as(void *ctx, const dlg_layer *l, void **state, size_t *ws
     }
     if (!rc && !dlg_cuda_is_half(c) && l->p.conv.bias &&
         s->fwd == CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM &&
-        !(rc = dlg_cudnn_err(cudnnCreateActivationDescriptor(&s->ident), "bias activation descriptor",
-                             err, errlen)))
+        !(rc = dlg_cudnn_err(cudnnCreateActivationDescriptor(&s->ident),
+                             "bias activation descriptor", err, errlen)))
         s->fuse_bias = cudnnSetActivationDescriptor(s->ident, CUDNN_ACTIVATION_IDENTITY,
                                                     CUDNN_NOT_PROPAGATE_NAN,
                                                     0.0) == CUDNN_STATUS_SUCCESS;

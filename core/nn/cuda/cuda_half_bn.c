@@ -103,8 +103,8 @@ static int bn_paths(dlg_cuda_ctx *c, const dlg_layer *l, bn_state *s, char *err,
     bool relu = l->p.bn.relu, ex_ok = false, act_ok = false;
     int rc = dlg_half_desc(&s->bx, c, &l->bottom[0]->shape, err, errlen);
     if (!rc)
-        rc = dlg_cudnn_err(cudnnCreateTensorDescriptor(&s->bp), "batch-norm parameter descriptor", err,
-                           errlen);
+        rc = dlg_cudnn_err(cudnnCreateTensorDescriptor(&s->bp), "batch-norm parameter descriptor",
+                           err, errlen);
     if (!rc)
         rc = dlg_cudnn_err(cudnnDeriveBNTensorDescriptor(s->bp, s->bx, CUDNN_BATCHNORM_SPATIAL),
                            "batch-norm parameter descriptor", err, errlen);
@@ -119,8 +119,8 @@ static int bn_paths(dlg_cuda_ctx *c, const dlg_layer *l, bn_state *s, char *err,
         if (relu && (rc = dlg_cudnn_err(cudnnCreateActivationDescriptor(&s->act),
                                         "batch-norm activation descriptor", err, errlen)) < 0)
             return rc;
-        if (relu && cudnnSetActivationDescriptor(s->act, CUDNN_ACTIVATION_RELU, CUDNN_NOT_PROPAGATE_NAN,
-                                                 0.0) == CUDNN_STATUS_SUCCESS)
+        if (relu && cudnnSetActivationDescriptor(s->act, CUDNN_ACTIVATION_RELU,
+                                                 CUDNN_NOT_PROPAGATE_NAN, 0.0) == CUDNN_STATUS_SUCCESS)
             act_ok = ex_sizes(c, s, DLG_BN_EX_ACT, &ws[0], &s->rs[0]);
         ex_ok = ex_sizes(c, s, DLG_BN_EX, &ws[1], &s->rs[1]);
     }

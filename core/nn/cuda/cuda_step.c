@@ -124,7 +124,8 @@ int dlg_cuda_run_step(void *vctx, const dlg_step_fn *f)
                  why);
         return rc;
     }
-    if (a == DLG_GRAPH_CAPTURE && rc == 0 && (rc = launch_graph(c, g->exec, f, why, sizeof why)) != 1) {
+    if (a == DLG_GRAPH_CAPTURE && rc == 0 &&
+        (rc = launch_graph(c, g->exec, f, why, sizeof why)) != 1) {
         c->stats.captured += rc == 0;
         if (dlg_graph_sm_done(&g->sm, a, &k, rc == 0))
             dlg_cuda_note_once(c, DLG_CUDA_NOTE_GRAPH_CHURN,
