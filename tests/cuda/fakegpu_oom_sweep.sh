@@ -95,21 +95,16 @@ sweep lm 6
 sweep rn 0
 
 SRC="$SRC" "$PY" - <<'PY' || fail "the trials above"
-import glob, os, re, sys
+import os, re, sys
 sys.path.insert(0, os.path.join(os.environ["SRC"], "tests", "support"))
-from oom_trial import after_again, trial_report
-bad = 0
-def say(d, what):
-    global bad
-    bad += 1
-    trial_report(d, what, 6)
+from oom_trial import Problems, after_again, trials, verdict
+say = Problems(6)
 # what the libraries call it, which dlgauge's own words must not be left to
 lib_words = re.compile(r"MemoryAllocation|ALLOCATION_FAILED|ALLOC_FAILED")
 ours = re.compile(r"out of (GPU |device |host |cuda\S* )?memory")
-trials = sorted(glob.glob("t.*.*"), key=lambda d: (d.split(".")[1], int(d.split(".")[2])))
+done = trials()
 ok = failed = 0
-for d in trials:
-    rc = int(open(os.path.join(d, "rc")).read())
+for d, rc in done:
     err = open(os.path.join(d, "err"), errors="replace").read().splitlines()
     if rc not in (0, 1):
         say(d, f"exit status {rc} (2: a usage error; else a signal, an abort, a timeout or a leak)")
@@ -129,7 +124,6 @@ for d in trials:
             say(d, "ended 0 after its allocation failed: it measured something other than asked")
     for what in after_again(d, open(os.path.join(d, "jobs")).read().split(), err, rc, "1"):
         say(d, what)
-print(f"{len(trials)} trials: {ok} ended 0, {failed} failed cleanly and kept all on the run again; {bad} problem(s)")
-sys.exit(1 if bad or not trials else 0)
+verdict(len(done), ok, failed, say)
 PY
 finish

@@ -108,18 +108,13 @@ sweep lm __cell 5 20 lm
 sweep net __cell 3 6 net
 
 SRC="$SRC" "$PY" - <<'PY' || fail "the trials above"
-import glob, os, re, sys
+import os, re, sys
 sys.path.insert(0, os.path.join(os.environ["SRC"], "tests", "support"))
-from oom_trial import after_again, trial_report
-bad = 0
-def say(d, what):
-    global bad
-    bad += 1
-    trial_report(d, what, 6)
-trials = sorted(glob.glob("t.*.*"), key=lambda d: (d.split(".")[1], int(d.split(".")[2])))
+from oom_trial import Problems, after_again, trials, verdict
+say = Problems(6)
+done = trials()
 ok = failed = 0
-for d in trials:
-    rc = int(open(os.path.join(d, "rc")).read())
+for d, rc in done:
     err = open(os.path.join(d, "err"), errors="replace").read().splitlines()
     if rc not in (0, 1, 2):
         say(d, f"exit status {rc} (a signal, a library's abort, or a timeout)")
@@ -139,7 +134,6 @@ for d in trials:
         say(d, "a cell's process died of a signal")
     for what in after_again(d, open(os.path.join(d, "jobs")).read().split(), err, rc, "1"):
         say(d, what)
-print(f"{len(trials)} trials: {ok} ended 0, {failed} failed cleanly and measured all on the run again; {bad} problem(s)")
-sys.exit(1 if bad or not trials else 0)
+verdict(len(done), ok, failed, say)
 PY
 finish

@@ -143,15 +143,11 @@ for rank in 0 1; do
 done
 
 JOBS=$JOBS SRC="$SRC" "$PY" - <<'PY' || fail "the trials above"
-import glob, os, re, sys
+import os, re, sys
 sys.path.insert(0, os.path.join(os.environ["SRC"], "tests", "support"))
-from oom_trial import after_again, trial_report
+from oom_trial import Problems, after_again, trials, verdict
 jobs = os.environ["JOBS"].split()
-bad = 0
-def say(d, what):
-    global bad
-    bad += 1
-    trial_report(d, what, 8)
+say = Problems(8)
 def lines(d, name):
     """dlgauge's lines (a rank's prefix dropped) and mpirun's: its boxes,
     and its own log lines (process [[JOB,0],0] is mpirun; ranks are
@@ -165,10 +161,9 @@ def lines(d, name):
         else:
             own.append(re.sub(r"^rank \d+: (?=dlgauge: )", "", l))
     return own, boxed
-trials = sorted(glob.glob("t.*.*"), key=lambda d: (d.split(".")[1], int(d.split(".")[2])))
+done = trials()
 ok = failed = 0
-for d in trials:
-    rc = int(open(os.path.join(d, "rc")).read())
+for d, rc in done:
     own, boxed = lines(d, "err")
     if rc in (124, 137):
         say(d, "still running after 60 s: a rank hung")
@@ -188,7 +183,6 @@ for d in trials:
         ok += 1
     for what in after_again(d, jobs, own, rc, "2"):
         say(d, what)
-print(f"{len(trials)} trials: {ok} ended 0, {failed} failed cleanly and measured all on the run again; {bad} problem(s)")
-sys.exit(1 if bad or not trials else 0)
+verdict(len(done), ok, failed, say)
 PY
 finish

@@ -5,7 +5,9 @@ it said on stderr, and the failed allocation's stack (oom_at.c's
 DLG_OOM_TRACE), printed here: a CI log is all that is left of a trial, and
 flush_oom.sh's folder is removed as it ends."""
 import csv
+import glob
 import os
+import sys
 
 
 def stack(trace, frames=10):
@@ -66,3 +68,29 @@ def after_again(d, jobs, lines, rc, ranks="1"):
     if rc2 != (1 if failed else 0):
         problems.append(f"the run again with memory back: exit status {rc2}, expected {1 if failed else 0}")
     return problems
+
+
+class Problems:
+    """A sweep's broken trials, each printed by trial_report (with the
+    first `lines` lines of its stderr) and counted."""
+
+    def __init__(self, lines=6):
+        self.count, self.lines = 0, lines
+
+    def __call__(self, d, what):
+        self.count += 1
+        trial_report(d, what, self.lines)
+
+
+def trials(pattern="t.*.*"):
+    """A sweep's trial folders (t.NAME.N) by NAME, then N, each with its
+    exit status (the file rc)."""
+    found = sorted(glob.glob(pattern), key=lambda d: (d.split(".")[1], int(d.split(".")[2])))
+    return [(d, int(open(os.path.join(d, "rc")).read())) for d in found]
+
+
+def verdict(n, ok, failed, problems):
+    """The sweep's last line, and its exit: 1 with a problem or no trial."""
+    print(f"{n} trials: {ok} ended 0, {failed} failed cleanly and measured all on the run again; "
+          f"{problems.count} problem(s)")
+    sys.exit(1 if problems.count or not n else 0)
