@@ -109,9 +109,8 @@ static const char *in_process(dlg_run *run, const dlg_cell *cell, dlg_wire_point
         memset(&res, 0, sizeof res);
         snprintf(res.error, sizeof res.error, "%s", line);
         dlg_ranks_cell_failed(run, &res);
-        struct timespec now; /* the row's time: when the cell failed, not 1970 */
-        clock_gettime(CLOCK_REALTIME, &now);
-        synth_result(run, cell, "error", res.error, (int64_t)now.tv_sec * 1000000000 + now.tv_nsec, out);
+        /* the row's time: when the cell failed, not 1970 */
+        synth_result(run, cell, "error", res.error, dlg_realtime_ns(), out);
         return "error";
     }
     run->emit = emit_to_sinks;
@@ -316,9 +315,7 @@ static void self_exe(char *exe, size_t len)
 static const char *in_child(dlg_run *run, const dlg_cli *cli, const dlg_run_args *a, const dlg_cell *cell,
                             dlg_wire_point *out)
 {
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    int64_t start_ns = (int64_t)ts.tv_sec * 1000000000ll + ts.tv_nsec;
+    int64_t start_ns = dlg_realtime_ns();
     int64_t mem = cell->core[DLG_K_MEMORY].set ? cell->core[DLG_K_MEMORY].i : 0;
     double quota = cell->core[DLG_K_CPU_QUOTA].d;
     dlg_cgroup cg;

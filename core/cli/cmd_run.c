@@ -256,9 +256,7 @@ static bool result_lost(const dlg_run *run, const dlg_job *job, const dlg_wire_p
 static void write_inventory(const dlg_run *run, dlg_journal *jn)
 {
     dlg_wire_point inv;
-    struct timespec now;
-    clock_gettime(CLOCK_REALTIME, &now);
-    if (dlg_inventory_point(&inv, run->run_id, run->host, (int64_t)now.tv_sec * 1000000000ll + now.tv_nsec) != 0)
+    if (dlg_inventory_point(&inv, run->run_id, run->host, dlg_realtime_ns()) != 0)
         return;
     char id[24];
     dlg_inventory_id(&inv, id, sizeof id);

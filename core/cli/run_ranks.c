@@ -203,8 +203,9 @@ static void hash_line(void *ctx, const char *line, size_t len) { dlg_journal_has
 static int plan_shape(const dlg_plan *p, char *buf, size_t len, char *err, size_t errlen)
 {
     uint64_t h = 0;
-    if (each_value(p, hash_line, &h, err, errlen) != 0)
-        return -DLG_ENOMEM;
+    int rc = each_value(p, hash_line, &h, err, errlen);
+    if (rc != 0)
+        return rc;
     snprintf(buf, len, "%zu cell%s in %zu job%s (shape %016llx)", p->total_cells, p->total_cells == 1 ? "" : "s",
              p->njobs, p->njobs == 1 ? "" : "s", (unsigned long long)h);
     return 0;

@@ -13,6 +13,13 @@
 #define DLG_VERSION "0.0.0"
 #endif
 
+int64_t dlg_realtime_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (int64_t)ts.tv_sec * 1000000000ll + ts.tv_nsec;
+}
+
 void dlg_format_rfc3339(int64_t ns, char *buf, size_t len)
 {
     time_t s = (time_t)(ns / 1000000000ll);

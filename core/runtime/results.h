@@ -36,5 +36,7 @@ void dlg_format_ci_pct(double ci95, double mean, char *buf, size_t len);
 
 /* RFC 3339 UTC with nanoseconds. */
 void dlg_format_rfc3339(int64_t ns, char *buf, size_t len);
+/* Now, in ns since the epoch (CLOCK_REALTIME): a row's time. */
+int64_t dlg_realtime_ns(void);
 
 #endif

@@ -41,13 +41,6 @@ static uint64_t mono_ns(void)
     return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
-static int64_t real_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    return (int64_t)ts.tv_sec * 1000000000ll + ts.tv_nsec;
-}
-
 static double tv_s(struct timeval tv) { return (double)tv.tv_sec + (double)tv.tv_usec / 1e6; }
 
 int dlg_cell_result_init(dlg_cell_result *r)
@@ -627,7 +620,7 @@ static void run_reps(cell_ctx *cx, int pinned, const dlg_cgroup_limits *env, dlg
 
 void dlg_run_cell(dlg_run *run, const dlg_cell *cell, dlg_cell_result *res)
 {
-    res->start_realtime_ns = real_ns();
+    res->start_realtime_ns = dlg_realtime_ns();
     res->unit = ((const dlg_workload_ops *)cell->job->workload->ops)->unit;
     res->warmup = (int)cell->core[DLG_K_WARMUP].i;
     dlg_services svc;
