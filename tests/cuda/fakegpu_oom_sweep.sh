@@ -97,7 +97,7 @@ sweep rn 0
 SRC="$SRC" "$PY" - <<'PY' || fail "the trials above"
 import os, re, sys
 sys.path.insert(0, os.path.join(os.environ["SRC"], "tests", "support"))
-from oom_trial import Problems, after_again, trials, verdict
+from oom_trial import Problems, after_again, said_problems, trials, verdict
 say = Problems(6)
 # what the libraries call it, which dlgauge's own words must not be left to
 lib_words = re.compile(r"MemoryAllocation|ALLOCATION_FAILED|ALLOC_FAILED")
@@ -109,19 +109,14 @@ for d, rc in done:
     if rc not in (0, 1):
         say(d, f"exit status {rc} (2: a usage error; else a signal, an abort, a timeout or a leak)")
         continue
-    strays = [l for l in err if not l.startswith("dlgauge: ")]
-    if strays:
-        say(d, f"a line on stderr that is not dlgauge's: {strays[0]!r}")
+    for what in said_problems(err, rc, ours):  # dlgauge's words, not a library's status name
+        say(d, what)
     if any("died of signal" in l for l in err):
         say(d, "the cell's process died of a signal")
-    if rc != 0:
-        failed += 1
-        if not any(ours.search(l) for l in err):
-            say(d, "exit status 1 without a line that says out of memory in dlgauge's words")
-    else:
-        ok += 1
-        if any(lib_words.search(l) or ours.search(l) for l in err):
-            say(d, "ended 0 after its allocation failed: it measured something other than asked")
+    if rc == 0 and any(lib_words.search(l) or ours.search(l) for l in err):
+        say(d, "ended 0 after its allocation failed: it measured something other than asked")
+    failed += rc != 0
+    ok += rc == 0
     for what in after_again(d, open(os.path.join(d, "jobs")).read().split(), err, rc, "1"):
         say(d, what)
 verdict(len(done), ok, failed, say)

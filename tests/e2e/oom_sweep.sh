@@ -108,9 +108,9 @@ sweep lm __cell 5 20 lm
 sweep net __cell 3 6 net
 
 SRC="$SRC" "$PY" - <<'PY' || fail "the trials above"
-import os, re, sys
+import os, sys
 sys.path.insert(0, os.path.join(os.environ["SRC"], "tests", "support"))
-from oom_trial import Problems, after_again, trials, verdict
+from oom_trial import Problems, after_again, said_problems, trials, verdict
 say = Problems(6)
 done = trials()
 ok = failed = 0
@@ -119,17 +119,12 @@ for d, rc in done:
     if rc not in (0, 1, 2):
         say(d, f"exit status {rc} (a signal, a library's abort, or a timeout)")
         continue
-    strays = [l for l in err if not l.startswith("dlgauge: ")]
-    if strays:
-        say(d, f"a line on stderr that is not dlgauge's: {strays[0]!r}")
-    if rc != 0:
-        failed += 1
-        # dlgauge's words, strerror(ENOMEM)'s, libjpeg's and TurboJPEG's
-        said = r"out of (\w+ )?memory|Cannot allocate memory|Insufficient memory|Memory allocation failure"
-        if not any(re.search(said, l) for l in err):
-            say(d, f"exit status {rc} without a line that says out of memory")
-    else:
-        ok += 1
+    # dlgauge's words, strerror(ENOMEM)'s, libjpeg's and TurboJPEG's
+    said = r"out of (\w+ )?memory|Cannot allocate memory|Insufficient memory|Memory allocation failure"
+    for what in said_problems(err, rc, said):
+        say(d, what)
+    failed += rc != 0
+    ok += rc == 0
     if any("died of signal" in l for l in err):
         say(d, "a cell's process died of a signal")
     for what in after_again(d, open(os.path.join(d, "jobs")).read().split(), err, rc, "1"):

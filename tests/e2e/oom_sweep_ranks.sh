@@ -145,7 +145,7 @@ done
 JOBS=$JOBS SRC="$SRC" "$PY" - <<'PY' || fail "the trials above"
 import os, re, sys
 sys.path.insert(0, os.path.join(os.environ["SRC"], "tests", "support"))
-from oom_trial import Problems, after_again, trials, verdict
+from oom_trial import Problems, after_again, said_problems, trials, verdict
 jobs = os.environ["JOBS"].split()
 say = Problems(8)
 def lines(d, name):
@@ -171,16 +171,11 @@ for d, rc in done:
     died = [l for l in boxed if re.search(r"on signal|Segmentation|Abort(ed)? \(|core dumped", l)]
     if died:
         say(d, f"a rank died: {died[0].strip()!r}")
-    strays = [l for l in own if not l.startswith("dlgauge: ")]
-    if strays:
-        say(d, f"a line on stderr that is neither dlgauge's nor mpirun's box: {strays[0]!r}")
-    if rc != 0:
-        failed += 1
-        said = r"out of (\w+ )?memory|Cannot allocate memory"
-        if not any(re.search(said, l) for l in own):
-            say(d, f"exit status {rc} without a line that says out of memory")
-    else:
-        ok += 1
+    for what in said_problems(own, rc, r"out of (\w+ )?memory|Cannot allocate memory",
+                              "neither dlgauge's nor mpirun's box"):
+        say(d, what)
+    failed += rc != 0
+    ok += rc == 0
     for what in after_again(d, jobs, own, rc, "2"):
         say(d, what)
 verdict(len(done), ok, failed, say)

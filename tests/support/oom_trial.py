@@ -7,6 +7,7 @@ flush_oom.sh's folder is removed as it ends."""
 import csv
 import glob
 import os
+import re
 import sys
 
 
@@ -67,6 +68,19 @@ def after_again(d, jobs, lines, rc, ranks="1"):
     rc2 = int(open(os.path.join(d, "rc2")).read())
     if rc2 != (1 if failed else 0):
         problems.append(f"the run again with memory back: exit status {rc2}, expected {1 if failed else 0}")
+    return problems
+
+
+def said_problems(lines, rc, said, strays_are="not dlgauge's"):
+    """What is wrong with a trial's stderr lines (rc its exit status): a
+    line that is not dlgauge's ("dlgauge: "), or, where it failed, none
+    that matches said (a regex: the words for out of memory)."""
+    problems = []
+    strays = [l for l in lines if not l.startswith("dlgauge: ")]
+    if strays:
+        problems.append(f"a line on stderr that is {strays_are}: {strays[0]!r}")
+    if rc != 0 and not any(re.search(said, l) for l in lines):
+        problems.append(f"exit status {rc} without a line that says out of memory")
     return problems
 
 
