@@ -29,7 +29,6 @@ source "$(dirname "$0")/../e2e/lib.sh"
 FAKE=$3
 STRIDE=${OOM_SWEEP_STRIDE:-}
 ONLY=${OOM_SWEEP_ONLY:-}
-START=${OOM_SWEEP_START:-1}
 
 dlg() { "$DLG" --plugin-dir "$PLUGDIR" -q "$@"; }
 export DLGAUGE_NN_MODULE_DIR=$FAKE FAKEGPU_LEAKS=fail
@@ -59,7 +58,7 @@ make_ini() {
 # points TALLY SPREAD: which calls to fail, from the counting run's "N API" lines
 points() {
     if [ -n "$STRIDE" ]; then
-        seq "$START" "$STRIDE" "$(wc -l <"$1")"
+        sweep_points "$(wc -l <"$1")" 0 0 # lib.sh: the stride's
         return
     fi
     awk -v s="$2" '{ if (!($2 in first)) first[$2] = $1; last[$2] = $1; n = $1 }

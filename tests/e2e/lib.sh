@@ -94,6 +94,21 @@ side_by_side() {
     done
 }
 
+# The out-of-memory sweeps' trials (oom_sweep.sh, oom_sweep_ranks.sh):
+# sweep_points N FIRST SPREAD: allocations 1..FIRST, then SPREAD more
+# evenly up to N; with OOM_SWEEP_STRIDE=k every k-th from
+# OOM_SWEEP_START (default 1) instead
+sweep_points() {
+    local n=$1 first=$2 spread=$3
+    if [ -n "${OOM_SWEEP_STRIDE:-}" ]; then
+        seq "${OOM_SWEEP_START:-1}" "$OOM_SWEEP_STRIDE" "$n"
+        return
+    fi
+    seq 1 $((first < n ? first : n))
+    [ "$n" -gt "$first" ] && awk -v n="$n" -v f="$first" -v s="$spread" \
+        'BEGIN { for (i = 1; i <= s; i++) print f + int(i * (n - f) / s) }'
+}
+
 finish() {
     if [ "$FAILS" -gt 0 ]; then
         echo "$FAILS check(s) failed (outputs kept in $WORK)" >&2

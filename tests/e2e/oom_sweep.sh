@@ -21,7 +21,6 @@
 # 2 cores); OOM_SWEEP_ONLY=run|prep|pipe|net|lm sweeps one process.
 source "$(dirname "$0")/lib.sh"
 PRELOAD=$5
-STRIDE=${OOM_SWEEP_STRIDE:-}
 ONLY=${OOM_SWEEP_ONLY:-}
 
 dlg() { "$DLG" --plugin-dir "$PLUGDIR" -q "$@"; }
@@ -66,18 +65,6 @@ count() {
     head -n 1 "count.$name/tally" 2>/dev/null
 }
 
-# points N FIRST SPREAD: 1..FIRST, then SPREAD more evenly up to N
-points() {
-    local n=$1 first=$2 spread=$3
-    if [ -n "$STRIDE" ]; then
-        seq 1 "$STRIDE" "$n"
-        return
-    fi
-    seq 1 $((first < n ? first : n))
-    [ "$n" -gt "$first" ] && awk -v n="$n" -v f="$first" -v s="$spread" \
-        'BEGIN { for (i = 1; i <= s; i++) print f + int(i * (n - f) / s) }'
-}
-
 # sweep NAME ROLE FIRST SPREAD JOB...
 sweep() {
     local name=$1 role=$2 first=$3 spread=$4
@@ -86,9 +73,9 @@ sweep() {
     local n
     n=$(count "$name" "$role" "$@")
     [ -n "$n" ] && [ "$n" -gt 100 ] || { fail "$name: the allocator counted '${n}' allocations: is it preloaded?"; return; }
-    echo "$name: $n allocations in the $role process; failing $(points "$n" "$first" "$spread" | wc -l) of them in turn"
+    echo "$name: $n allocations in the $role process; failing $(sweep_points "$n" "$first" "$spread" | wc -l) of them in turn"
     local at
-    for at in $(points "$n" "$first" "$spread"); do
+    for at in $(sweep_points "$n" "$first" "$spread"); do
         local d="t.$name.$at"
         mkdir -p "$d" && make_ini "$d" "$@"
         (cd "$d" && DLG_OOM_IN=$role DLG_OOM_AT=$at DLG_OOM_TRACE=trace LD_PRELOAD=$PRELOAD \

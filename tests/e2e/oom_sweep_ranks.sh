@@ -28,7 +28,6 @@ source "$(dirname "$0")/ranks_lib.sh"
 PRELOAD=$6
 STRIDE=${OOM_SWEEP_STRIDE:-}
 ONLY=${OOM_SWEEP_ONLY:-}
-START=${OOM_SWEEP_START:-1}
 
 make_ini() { # make_ini DIR: DIR/s.ini, its journal and sinks in DIR
     {
@@ -61,18 +60,6 @@ count() {
     local rc=$?
     [ "$rc" = 0 ] || fail "rank $1: without a failed allocation, exit status $rc: $(cat "$d/err")"
     head -n 1 "$d/tally" 2>/dev/null
-}
-
-# points N FIRST SPREAD: 1..FIRST, then SPREAD more evenly up to N
-points() {
-    local n=$1 first=$2 spread=$3
-    if [ -n "$STRIDE" ]; then
-        seq "$START" "$STRIDE" "$n"
-        return
-    fi
-    seq 1 $((first < n ? first : n))
-    [ "$n" -gt "$first" ] && awk -v n="$n" -v f="$first" -v s="$spread" \
-        'BEGIN { for (i = 1; i <= s; i++) print f + int(i * (n - f) / s) }'
 }
 
 # placed FN AT: rank 1's AT-th allocation inside FN (DLG_OOM_FROM: counted
@@ -128,8 +115,8 @@ for rank in 0 1; do
     [ -z "$ONLY" ] || [ "$ONLY" = "$rank" ] || continue
     n=$(count $rank)
     [ -n "$n" ] && [ "$n" -gt 100 ] || { fail "rank $rank: the allocator counted '${n}' allocations: is it preloaded?"; continue; }
-    echo "rank $rank: $n allocations; failing $(points "$n" 3 9 | wc -l) of them in turn"
-    for at in $(points "$n" 3 9); do
+    echo "rank $rank: $n allocations; failing $(sweep_points "$n" 3 9 | wc -l) of them in turn"
+    for at in $(sweep_points "$n" 3 9); do
         d=t.$rank.$at
         mkdir -p "$d" && make_ini "$d"
         AGAIN=()
