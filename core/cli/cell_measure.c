@@ -108,10 +108,11 @@ static const char *in_process(dlg_run *run, const dlg_cell *cell, dlg_wire_point
         job_line(cell, -1, "out of memory for the cell's result", line, sizeof line);
         memset(&res, 0, sizeof res);
         snprintf(res.error, sizeof res.error, "%s", line);
+        res.status = "oom"; /* the other ranks' rows say it too */
         dlg_ranks_cell_failed(run, &res);
         /* the row's time: when the cell failed, not 1970 */
-        synth_result(run, cell, "error", res.error, dlg_realtime_ns(), out);
-        return "error";
+        synth_result(run, cell, "oom", res.error, dlg_realtime_ns(), out);
+        return "oom";
     }
     run->emit = emit_to_sinks;
     /* a crash of the cell is dlgauge's own: at least say which cell it was,
@@ -132,7 +133,7 @@ static const char *in_process(dlg_run *run, const dlg_cell *cell, dlg_wire_point
     } else {
         char line[1600];
         job_line(cell, -1, "out of memory for the cell's result", line, sizeof line);
-        synth_result(run, cell, "error", line, res.start_realtime_ns, out);
+        synth_result(run, cell, "oom", line, res.start_realtime_ns, out);
     }
     dlg_cell_result_fini(&res);
     return "ok";
@@ -352,8 +353,8 @@ static const char *in_child(dlg_run *run, const dlg_cli *cli, const dlg_run_args
                                     ? dlg_wire_field(&oc.result, "error") : NULL;
         if (said && said->type == DLG_FIELD_STRING) {
             /* the cell failed before its setup and sent why alone (cmd_cell.c): its row, said once */
-            synth_result(run, cell, "error", said->v.s, start_ns, out);
-            status = "error";
+            status = point_status_is(&oc.result, "oom") ? "oom" : "error";
+            synth_result(run, cell, status, said->v.s, start_ns, out);
         } else if (oc.have_result) {
             dlg_wire_point_move(out, &oc.result);
             oc.have_result = false;
@@ -399,7 +400,8 @@ const char *dlg_measure_cell(dlg_run *run, const dlg_cli *cli, const dlg_run_arg
 {
     dlg_cell cell;
     char err[1024];
-    if (dlg_plan_cell(run->plan, job, k, &cell, err, sizeof err) != 0) {
+    int prc = dlg_plan_cell(run->plan, job, k, &cell, err, sizeof err);
+    if (prc != 0) {
         dlg_cell_free(&cell);
         dlg_wire_point_init(out, DLG_MEASUREMENT_RESULT, 0);
         /* a point without fields: the cell is not done, --resume measures it */
@@ -407,8 +409,9 @@ const char *dlg_measure_cell(dlg_run *run, const dlg_cli *cli, const dlg_run_arg
         dlg_cell_result r; /* the other ranks wait for its first setup */
         memset(&r, 0, sizeof r);
         snprintf(r.error, sizeof r.error, "%s:%d: %s", job->sec->file, job->sec->line, err);
+        r.status = prc == -DLG_ENOMEM ? "oom" : "error";
         dlg_ranks_cell_failed(run, &r);
-        return "error";
+        return r.status;
     }
     const char *status = cell.core[DLG_K_ISOLATION].i == DLG_ISOLATE_NONE ? in_process(run, &cell, out)
                                                                           : in_child(run, cli, a, &cell, out);

@@ -38,6 +38,8 @@ int dlg_stdout_written(int rc);
  * says "out of memory" or strerror(ENOMEM); the OOM sweeps
  * (tests/e2e/oom_sweep*.sh) hold each failure to it. */
 int dlg_exit_for_error(const char *line);
+/* Whether an error line says out of memory (as above). */
+bool dlg_says_out_of_memory(const char *line);
 int dlg_cmd_run(const dlg_cli *cli, int argc, char **argv);
 /* The options of run (cmd_run.c) and of mkdata (cmd_mkdata.c, either kind)
  * that take the next argument as their value, NULL-terminated: their

@@ -75,9 +75,9 @@ static void emit_to_parent(dlg_run *run, const dlg_point *p) { dlg_wire_send(run
 
 /* A failure before the cell's setup, for the job (what names no line or
  * key is said at the file), sent to the run as a result of the error
- * alone, which the run makes the cell's row and prints once; said here
- * only when the run cannot take it (its row then says the process ended
- * without a result). */
+ * alone (status oom where it says out of memory), which the run makes the
+ * cell's row and prints once; said here only when the run cannot take it
+ * (its row then says the process ended without a result). */
 static void say_failure(const cell_args *a, const char *err)
 {
     char line[4200];
@@ -90,7 +90,7 @@ static void say_failure(const cell_args *a, const char *err)
     else /* the job named after the place */
         snprintf(line, sizeof line, "%.*s: [job %s] %s%s", loc, sep ? err : a->file, a->job, rest,
                  strcmp(rest, "out of memory") == 0 ? " before the cell's setup" : "");
-    dlg_tag tags[] = {{"job", a->job}, {"status", "error"}};
+    dlg_tag tags[] = {{"job", a->job}, {"status", dlg_says_out_of_memory(err) ? "oom" : "error"}};
     dlg_field why = {.key = "error", .type = DLG_FIELD_STRING, .v.s = line};
     dlg_point p = {DLG_MEASUREMENT_RESULT, tags, 2, &why, 1, 0};
     if (dlg_wire_send(DLG_CELL_FD, &p) != 0)

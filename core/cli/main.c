@@ -190,10 +190,12 @@ int dlg_stdout_written(int rc)
     return rc == DLG_EXIT_OK ? DLG_EXIT_FAILED : rc;
 }
 
-int dlg_exit_for_error(const char *line)
+bool dlg_says_out_of_memory(const char *line)
 {
-    return strstr(line, "out of memory") || strstr(line, strerror(ENOMEM)) ? DLG_EXIT_FAILED : DLG_EXIT_USAGE;
+    return strstr(line, "out of memory") || strstr(line, strerror(ENOMEM));
 }
+
+int dlg_exit_for_error(const char *line) { return dlg_says_out_of_memory(line) ? DLG_EXIT_FAILED : DLG_EXIT_USAGE; }
 
 /* Where c's options end: at its first "--", unless that only parts its
  * arguments (compare's base from new, with options after it too). */

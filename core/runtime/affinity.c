@@ -3,6 +3,8 @@
 #include "cgroup.h"
 #include "topology.h"
 
+#include <dlgauge/plugin.h>
+
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
@@ -78,7 +80,7 @@ int dlg_cpus_slice(const char *cpus, const dlg_cpuset *allowed, dlg_cpu_share sh
     if (dlg_cpuset_init(&left, allowed->nbits) != 0 || dlg_cpuset_copy(&left, allowed) != 0) {
         dlg_cpuset_fini(&left);
         snprintf(why, whylen, "out of memory");
-        return -1;
+        return -DLG_ENOMEM;
     }
     int got = -1;
     for (int k = 0; k <= slot; k++) {
@@ -118,12 +120,12 @@ int dlg_pin_cpus(const char *cpus, const dlg_cgroup_limits *env, dlg_cpu_share s
 {
     if (dlg_cpuset_get_affinity(saved) != 0) {
         snprintf(why, whylen, "sched_getaffinity: %s", strerror(errno));
-        return -1;
+        return errno == ENOMEM ? -DLG_ENOMEM : -1;
     }
     dlg_cpuset want;
     if (dlg_cpuset_init(&want, saved->nbits) != 0) {
         snprintf(why, whylen, "out of memory");
-        return -1;
+        return -DLG_ENOMEM;
     }
     int n = dlg_cpus_slice(cpus, saved, share, &want, why, whylen);
     if (n >= 0 && dlg_cpus_check_limits(cpus, n, env, why, whylen) != 0)

@@ -31,14 +31,16 @@ typedef struct dlg_cpu_share {
  * list ("0,2-3") in list[].  Ranks that share one set take slices of it
  * (share.index's, see dlg_cpus_slice); a range is taken as given.
  * Returns the number of CPUs now allowed, or -1 with why[] filled (also
- * when env, the environment's limits, has a CPU quota below that number). */
+ * when env, the environment's limits, has a CPU quota below that number;
+ * -DLG_ENOMEM where out of memory). */
 int dlg_pin_cpus(const char *cpus, const dlg_cgroup_limits *env, dlg_cpu_share share, dlg_cpuset *saved, char *list,
                  size_t listlen, char *why, size_t whylen);
 /* Slot share.index of share.count ranks that share `allowed`: cpus = N
  * takes the index-th N CPUs in topology.c's order (each slot chosen out of
  * what the slots before it left), cpus = 0 an even part of them (at least
  * one CPU); more slots than fit wrap around to the first.  Returns the
- * number chosen into out (initialized), or -1 with why[] filled. */
+ * number chosen into out (initialized), or -1 with why[] filled
+ * (-DLG_ENOMEM where out of memory). */
 int dlg_cpus_slice(const char *cpus, const dlg_cpuset *allowed, dlg_cpu_share share, dlg_cpuset *out, char *why,
                    size_t whylen);
 /* Whether share.count slices of `cpus` out of `avail` CPUs overlap; warn[]

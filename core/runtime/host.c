@@ -138,8 +138,10 @@ static dlg_storage_live *live_storage(dlg_services *s, const char *name, int *co
                               sep(s), name);
             return NULL;
         }
-        if (!l->inst && l->host && l->host->failed) /* each caller that needs it hears why */
+        if (!l->inst && l->host && l->host->failed) { /* each caller that needs it hears why */
             dlg_services_raise(s, l->host->failed);
+            *code = l->host->failed->code == DLG_ENOMEM ? -DLG_ENOMEM : -DLG_EINVAL;
+        }
         return l->inst ? l : NULL;
     }
     const dlg_instance_spec *spec = find_spec(s, name, code);
@@ -167,6 +169,7 @@ static dlg_storage_live *live_storage(dlg_services *s, const char *name, int *co
     l = &s->storages[idx];
     l->creating = false;
     if (rc < 0) {
+        *code = rc == -DLG_ENOMEM ? -DLG_ENOMEM : -DLG_EINVAL;
         char who[sizeof s->context + 320], line[sizeof who + 80];
         snprintf(who, sizeof who, "%s%s[storage %s] %s", s->context, sep(s), spec->name, spec->desc->name);
         if (!l->host) {
@@ -251,8 +254,9 @@ static int open_file(const dlg_host *h, const char *storage, const char *path, i
     const dlg_storage_ops *ops;
     void *inst;
     dlg_host_impl *sh;
-    if (live_storage_locked(s, storage ? storage : s->default_storage, &ops, &inst, &sh) != 0)
-        return -DLG_EINVAL;
+    int code = live_storage_locked(s, storage ? storage : s->default_storage, &ops, &inst, &sh);
+    if (code != 0)
+        return code;
     host_file *hf = calloc(1, offsetof(host_file, f) + ops->file_size);
     if (hf && !(hf->path = strdup(path))) {
         free(hf);

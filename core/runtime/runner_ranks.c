@@ -75,11 +75,16 @@ int dlg_ranks_all_set_up(dlg_run *run, bool ok, bool stopped, dlg_cell_result *r
         return -1;
     int64_t first = v[1], failed = failed_here ? 1 : 0;
     dlg_ranks_ctl_reduce(run, &failed, 1, DLG_COMM_I64, DLG_COMM_SUM, SET_UP);
-    /* rank `first`'s own line, as its row would have said it alone */
-    char text[sizeof res->error], why[768];
-    snprintf(text, sizeof text, "%s", me == first ? res->error : "");
+    /* rank `first`'s own line and status (error, or oom), as its row would
+     * have said them alone */
+    struct {
+        char oom;
+        char text[sizeof res->error];
+    } said = {me == first && res->status && strcmp(res->status, "oom") == 0, ""};
+    char *text = said.text, why[768];
+    snprintf(text, sizeof said.text, "%s", me == first ? res->error : "");
     dlg_ranks_wait w;
-    int rc = dlg_comm_bcast_until(run->comm, DLG_COMM_CTL, text, sizeof text, (int)first,
+    int rc = dlg_comm_bcast_until(run->comm, DLG_COMM_CTL, &said, sizeof said, (int)first,
                                   dlg_ranks_wait_init(&w, run->comm), why, sizeof why);
     if (rc == -DLG_ESTOP)
         dlg_ranks_stop_abort(run->comm, run->sinks, SET_UP);
@@ -88,13 +93,13 @@ int dlg_ranks_all_set_up(dlg_run *run, bool ok, bool stopped, dlg_cell_result *r
         snprintf(line, sizeof line, "the runner's agreement between ranks failed: %s", why);
         dlg_ranks_abort(run, line);
     }
-    text[sizeof text - 1] = '\0';
+    text[sizeof said.text - 1] = '\0';
     char more[96] = "";
     if (failed > 1)
         snprintf(more, sizeof more, " (and %" PRId64 " more rank%s failed to set up)", failed - 1,
                  failed > 2 ? "s" : "");
     snprintf(res->error, sizeof res->error, "rank %d: %s%s", (int)first, text, more);
-    res->status = "error";
+    res->status = said.oom ? "oom" : "error";
     return 0;
 }
 

@@ -3,6 +3,8 @@
 #include "cpuset.h"
 #include "proc_file.h"
 
+#include <dlgauge/plugin.h>
+
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -115,7 +117,7 @@ int dlg_cpus_choose(const char *text, const dlg_cpuset *allowed, dlg_cpuset *out
     /* out the size of allowed: no add below can fail */
     if (dlg_cpuset_copy(out, allowed) != 0) {
         snprintf(why, whylen, "out of memory");
-        return -1;
+        return -DLG_ENOMEM;
     }
     if (count == 0)
         return avail;
@@ -137,7 +139,7 @@ int dlg_cpus_choose(const char *text, const dlg_cpuset *allowed, dlg_cpuset *out
     cpu_info *info = calloc((size_t)avail, sizeof *info);
     if (!info) {
         snprintf(why, whylen, "out of memory");
-        return -1;
+        return -DLG_ENOMEM;
     }
     size_t n = 0;
     for (int c = 0; c < allowed->nbits && n < (size_t)avail; c++) {

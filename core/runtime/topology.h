@@ -15,7 +15,8 @@
 int dlg_cpus_parse(const char *text, int *count, int *first, int *last, char *why, size_t whylen);
 
 /* Picks the CPUs for a cpus value out of `allowed` into out (initialized,
- * see cpuset.h).  Returns how many were chosen, or -1 with why[] filled. */
+ * see cpuset.h).  Returns how many were chosen, or -1 with why[] filled
+ * (-DLG_ENOMEM where out of memory). */
 int dlg_cpus_choose(const char *text, const dlg_cpuset *allowed, dlg_cpuset *out, char *why, size_t whylen);
 
 /* Sockets, physical cores and hardware threads of the online CPUs, read

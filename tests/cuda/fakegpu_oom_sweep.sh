@@ -15,7 +15,9 @@
 #    ended 0 did not quietly measure something else: no line of it names
 #    the failed allocation;
 #  - nothing measured is lost: the CPU job before it keeps its row, and
-#    `run --resume` with memory back ends with one row per job.
+#    `run --resume` with memory back ends with one row per job, the
+#    failed cell's with status oom (a batch too big for the GPU is a
+#    memory need of the cell, not a fault).
 # The cells: AlexNet training from RecordIO through the CUDA input path
 # (eager steps, then a CUDA graph), bf16 AlexNet inference with the layers
 # profiled by events, the fp16 LSTM language model (cuDNN RNN, loss

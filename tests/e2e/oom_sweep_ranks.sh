@@ -92,9 +92,9 @@ if [ -z "$STRIDE" ]; then
         "$d/err" || fail "plan check: $(cat "$d/err")"
     [ "$(cat "$d/s.csv" 2>/dev/null | wc -l)" -le 1 ] || fail "plan check: rows were written: $(cat "$d/s.csv")"
     # rank 1 cannot plan its first cell to run it, or make its result: the
-    # cell fails on every rank, rank 1's line in rank 0's row, and the next
-    # cells run (was: rank 1 skipped the CPU-set exchange, and its next
-    # collective met rank 0's: MPI_ERR_TRUNCATE)
+    # cell fails on every rank, rank 1's line and status (oom) in rank 0's
+    # row, and the next cells run (was: rank 1 skipped the CPU-set exchange,
+    # and its next collective met rank 0's: MPI_ERR_TRUNCATE)
     for at in "dlg_plan_cell $((2 * pass + 1)) cell 0: out of memory" \
         "dlg_cell_result_init 1 out of memory for the cell's result"; do
         set -- $at
@@ -104,7 +104,7 @@ if [ -z "$STRIDE" ]; then
         [ "$RC" = 1 ] || fail "$d: exit status $RC, expected 1: $(cat "$d/err")"
         WANT="$*" rows_csv "$d/s.csv" '
 import os
-assert [(r["job"], r["status"], r["ranks"]) for r in rows] == [("r", "error", "2"), ("n", "ok", "2"), ("lm", "ok", "2")], "rows"
+assert [(r["job"], r["status"], r["ranks"]) for r in rows] == [("r", "oom", "2"), ("n", "ok", "2"), ("lm", "ok", "2")], "rows"
 assert rows[0]["error"].startswith("rank 1: s.ini:") and rows[0]["error"].endswith(os.environ["WANT"]), rows[0]["error"]
 assert rows[0]["time"] > "2000", "the time of its row"
 ' "job status ranks time error"

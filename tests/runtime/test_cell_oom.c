@@ -1,9 +1,10 @@
 /* A cell when memory runs out: each allocation made while one cell runs
- * in-process fails in turn (rt_oom.h).  The cell must end ok, or in error
- * with a row whose error names its job's file, line and section and says
- * out of memory: the run prints that text alone for the cell, so one
- * without the job ("out of memory" when the cell's host could not be
- * allocated) left the user no way to tell which job failed. */
+ * in-process fails in turn (rt_oom.h).  The cell must end ok, or with
+ * status oom (a memory need, as a cgroup's OOM kill is) and a row whose
+ * error names its job's file, line and section and says out of memory:
+ * the run prints that text alone for the cell, so one without the job
+ * ("out of memory" when the cell's host could not be allocated) left the
+ * user no way to tell which job failed. */
 #define _GNU_SOURCE
 #include <setjmp.h>
 #include <stdarg.h>
@@ -62,9 +63,10 @@ static void every_failure_names_the_job(void **state)
         long made = run_failing_at(&plan, &cell, n, &res);
         if (strcmp(res.status, "ok") != 0) {
             failed++;
-            if (strncmp(res.error, want, strlen(want)) != 0 || !strstr(res.error, "out of memory"))
-                fail_msg("allocation %ld of %ld failed: status %s, error '%s', expected it to start with '%s' and "
-                         "say out of memory", n, made, res.status, res.error, want);
+            if (strcmp(res.status, "oom") != 0 || strncmp(res.error, want, strlen(want)) != 0 ||
+                !strstr(res.error, "out of memory"))
+                fail_msg("allocation %ld of %ld failed: status %s, error '%s', expected status oom, the error to "
+                         "start with '%s' and say out of memory", n, made, res.status, res.error, want);
         }
         dlg_cell_result_fini(&res);
         if (made < n) /* nothing failed: every allocation has been tried */

@@ -184,7 +184,7 @@ static int build_net(const dlg_host *h, const char *model, const dlg_value *o, d
     }
     int loss = dlg_model_build_crop(*net, model, (int)o[O_BATCH].i, classes, crop);
     if (loss < 0 || dlg_net_status(*net) < 0)
-        return h->error(h, DLG_EINVAL, "%s at crop = %d%s: %s", model, crop,
+        return h->error(h, dlg_net_status(*net) == -DLG_ENOMEM ? DLG_ENOMEM : DLG_EINVAL, "%s at crop = %d%s: %s", model, crop,
                         o[O_LOADER + DLG_LOPT_CROP].i == 0 ? " (crop = 0: the first record's size)"
                                                           : "",
                         *dlg_net_error(*net) ? dlg_net_error(*net) : "unknown model");
@@ -262,10 +262,10 @@ static int feed(cnn *s, const float *images, const int32_t *labels)
 {
     for (int i = 0; i < s->batch; i++)
         s->labels[i] = (float)labels[i];
-    if (dlg_net_write(s->net, s->in_blob, DLG_DATA, images, s->in_count) < 0 ||
-        dlg_net_write(s->net, s->label_blob, DLG_DATA, s->labels, (size_t)s->batch) < 0)
-        return s->h->error(s->h, DLG_EINTERNAL, "%s", dlg_net_error(s->net));
-    return 0;
+    int rc = dlg_net_write(s->net, s->in_blob, DLG_DATA, images, s->in_count);
+    if (rc == 0)
+        rc = dlg_net_write(s->net, s->label_blob, DLG_DATA, s->labels, (size_t)s->batch);
+    return rc < 0 ? s->h->error(s->h, -rc, "%s", dlg_net_error(s->net)) : 0;
 }
 
 static int setup_all(cnn *s, const char *model, const dlg_value *o, const dlg_job_info *job)
@@ -371,9 +371,10 @@ static int write_next(cnn *s, dlg_step *out)
     float *l = s->lab_async[s->lab_cur ^= 1];
     for (int i = 0; i < s->batch; i++)
         l[i] = (float)lab[i];
-    if (dlg_net_write_async(s->net, s->in_blob, img, s->in_count) < 0 ||
-        dlg_net_write_async(s->net, s->label_blob, l, (size_t)s->batch) < 0)
-        return s->h->error(s->h, DLG_EINTERNAL, "%s", dlg_net_error(s->net));
+    if ((rc = dlg_net_write_async(s->net, s->in_blob, img, s->in_count)) == 0)
+        rc = dlg_net_write_async(s->net, s->label_blob, l, (size_t)s->batch);
+    if (rc < 0) /* its code: out of (GPU) memory is the cell's need, not a fault */
+        return s->h->error(s->h, -rc, "%s", dlg_net_error(s->net));
     s->primed = true;
     return 0;
 }
@@ -384,8 +385,9 @@ static int write_next(cnn *s, dlg_step *out)
  * step computes). */
 static int prefetch(cnn *s, dlg_step *out)
 {
-    if (dlg_net_write_wait(s->net) < 0)
-        return s->h->error(s->h, DLG_EINTERNAL, "%s", dlg_net_error(s->net));
+    int rc = dlg_net_write_wait(s->net);
+    if (rc < 0)
+        return s->h->error(s->h, -rc, "%s", dlg_net_error(s->net));
     cnn_data_release(s->data);
     s->primed = false;
     return write_next(s, out);
