@@ -241,6 +241,10 @@ static const char *classify(const dlg_cell_outcome *oc, int64_t oom_kills, const
                                               : "");
         return "crashed";
     }
+    if (oc->exit_code == DLG_CELL_EXIT_NOMEM) {
+        snprintf(why, len, "the cell's process ran out of memory as it started, before it could send a result");
+        return "oom";
+    }
     if (oc->exit_code == DLG_CELL_EXIT_CGROUP) {
         snprintf(why, len, "the cell's process could not join its cgroup, so it did not run (its limits would not "
                  "have held; the reason is on stderr)");

@@ -1,5 +1,6 @@
 /* dlgauge: benchmark deep-learning workloads and find the machine shape
  * that runs them at full speed for the least money. */
+#include "cell_exec.h"
 #include "cli.h"
 #include "comm.h"
 #include "compare.h"
@@ -369,7 +370,10 @@ int main(int argc, char **argv)
     const char **dirs = calloc((size_t)argc + 1, sizeof *dirs); /* NULL-terminated */
     if (!dirs) {
         fprintf(stderr, "dlgauge: out of memory\n");
-        return DLG_EXIT_FAILED;
+        bool cell = false; /* a cell's process: its run says oom in the row */
+        for (int i = 1; i < argc && !cell; i++)
+            cell = strcmp(argv[i], "__cell") == 0;
+        return cell ? DLG_CELL_EXIT_NOMEM : DLG_EXIT_FAILED;
     }
     int rc = start(argc, argv, dirs);
     free(dirs);

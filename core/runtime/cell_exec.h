@@ -14,6 +14,9 @@
 #define DLG_CELL_FD 3
 /* Exit code of a child that could not join its cgroup (it ran nothing). */
 #define DLG_CELL_EXIT_CGROUP 125
+/* Exit code of a child whose first allocation failed, before it could
+ * send a result (its row: status oom, as any other out of memory). */
+#define DLG_CELL_EXIT_NOMEM 123
 
 typedef struct dlg_cell_spawn {
     const char *exe;           /* dlgauge's own path, or /proc/self/exe once that file was replaced */

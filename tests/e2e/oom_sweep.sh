@@ -13,9 +13,9 @@
 #    per job, none missing and none twice; ok, unless the trial said that
 #    job's cell failed (the journal keeps a failed cell done, so --resume
 #    does not measure it again), and then it exits 1, else 0;
-#  - a failed cell's row has status oom, a memory need, not error (but
+#  - a failed cell's row has status oom, a memory need, not error (also
 #    where the cell's process failed its first allocation, in main, and
-#    sent nothing: oom_trial.failed_status).
+#    could send nothing: its exit code says so, DLG_CELL_EXIT_NOMEM).
 # The processes: the run of two jobs into three sinks and a journal; and a
 # cell of each workload kind the suites lean on: preprocess (JPEG folder
 # to RecordIO), io-pipeline over a throttled disk, a ResNet-50 training

@@ -49,26 +49,19 @@ def trial_report(d, what, lines=6):
             print(f"      {frame}")
 
 
-def failed_status(row):
-    """The status a row must have where the trial's failed allocation
-    failed its job: oom, a memory need; error only where the cell's
-    process could not start (main's first allocation: it sent nothing)."""
-    return "error" if row["error"].endswith("exited with code 1 without a result") else "oom"
-
-
 def after_again(d, jobs, lines, rc, ranks="1"):
     """What is wrong with trial d's results once it ran again with memory
     back (s.csv, rc2): each job must have one row on `ranks` ranks, ok, or
-    failed_status's where the trial failed (exit rc) naming the job on one
-    of its stderr lines; the run again exits 1 where a job failed, else 0."""
+    oom (a memory need, not an error) where the trial failed (exit rc)
+    naming the job on one of its stderr lines; the run again exits 1 where
+    a job failed, else 0."""
     p = os.path.join(d, "s.csv")
     rows = list(csv.DictReader(open(p))) if os.path.exists(p) else []
     problems, failed = [], False
     for job in jobs:
-        mine = [r for r in rows if r["job"] == job]
-        got = [(r["status"], r.get("ranks")) for r in mine]
+        got = [(r["status"], r.get("ranks")) for r in rows if r["job"] == job]
         said = rc != 0 and any(f"[job {job}]" in l for l in lines)
-        if len(mine) == 1 and got[0] == (failed_status(mine[0]), ranks) and said:
+        if got == [("oom", ranks)] and said:
             failed = True
         elif got != [("ok", ranks)]:
             problems.append(f"after the run again, job {job}'s rows (status, ranks) are {got}, not one ok (or "
