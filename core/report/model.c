@@ -305,6 +305,15 @@ static long axis_of_key(rep_group *g, const char *key)
     return (long)g->naxes++;
 }
 
+/* Whether failed row r lacks the value of an axis that the workload names
+ * as it sets up (backend): a cell that failed before then never sent it.
+ * Where the axis has one value, the row sits at it (row_coord), in the
+ * cell it belongs to, not at a "-" of its own beside it. */
+static bool unknown_on(const rep_row *r, const rep_axis *ax)
+{
+    return !rep_row_measured(r) && strcmp(or_dash(rep_tag(r, ax->key)), "-") == 0;
+}
+
 static int build_axes(rep_model *m, size_t gi, const rep_rows *rs, const long *gid, const rep_disks *disks)
 {
     rep_group *g = &m->g[gi];
@@ -318,6 +327,8 @@ static int build_axes(rep_model *m, size_t gi, const rep_rows *rs, const long *g
             long a = axis_of_key(g, r->tags[t].key);
             if (a < 0)
                 return -1;
+            if (unknown_on(r, &g->axes[a]))
+                continue; /* placed below, once the axis has its values */
             /* an empty tag (JSONL's "a": "") sits at "-", where the
              * cells look for it, as a CSV's empty cell does */
             const char *v = or_dash(r->tags[t].str);
@@ -325,14 +336,18 @@ static int build_axes(rep_model *m, size_t gi, const rep_rows *rs, const long *g
                 return -1;
         }
     }
-    /* a row without an axis' tag sits at "-" on it */
+    /* a row without an axis' tag sits at "-" on it (a failed one at the
+     * axis' one value, where it has one) */
     for (size_t i = 0; i < rs->n; i++) {
         if (gid[i] != (long)gi)
             continue;
-        for (size_t a = 0; a < g->naxes; a++)
-            if (!rep_tag(&rs->v[i], g->axes[a].key) && axis_val(&g->axes[a], "-") < 0 &&
+        for (size_t a = 0; a < g->naxes; a++) {
+            const rep_axis *ax = &g->axes[a];
+            bool blank = unknown_on(&rs->v[i], ax) || !rep_tag(&rs->v[i], ax->key);
+            if (blank && !(unknown_on(&rs->v[i], ax) && ax->n == 1) && axis_val(ax, "-") < 0 &&
                 push_str(&g->axes[a].vals, &g->axes[a].n, "-") != 0)
                 return -1;
+        }
     }
     for (size_t a = 0; a < g->naxes; a++) {
         if (!(g->axes[a].order = calloc(g->axes[a].n, sizeof(double))))
@@ -373,6 +388,8 @@ static bool row_coord(const rep_group *g, const rep_row *r, size_t *coord)
 {
     for (size_t a = 0; a < g->naxes; a++) {
         long v = axis_val(&g->axes[a], or_dash(rep_tag(r, g->axes[a].key)));
+        if (v < 0 && unknown_on(r, &g->axes[a]) && g->axes[a].n == 1)
+            v = 0; /* build_axes: a failed row at the axis' one value */
         if (v < 0)
             return false;
         coord[a] = (size_t)v;

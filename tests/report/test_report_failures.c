@@ -69,6 +69,45 @@ static void test_every_repeat_failed(void **state)
     rep_rows_free(&r.rows);
 }
 
+/* Run r2 ran out of GPU memory in each cell's setup, before the workload
+ * named its backend: its rows join the cells of the one backend measured
+ * (was: a "-" backend of their own beside them); with two backends
+ * measured, which one it was cannot be told and the row stays at "-". */
+static const char setup_failed_csv[] =
+    "time,backend,batch,host,job,run_id,status,workload,throughput,throughput_ci95,throughput_stddev,unit,repeats,"
+    "error,version\n"
+    "2026-12-02T10:00:01Z,cuda:0,2,lab,g,r1,ok,alexnet,3.2,0,0,images,1,,0.1.0\n"
+    "2026-12-02T10:00:02Z,cuda:0,4,lab,g,r1,ok,alexnet,4.3,0,0,images,1,,0.1.0\n"
+    "2026-12-02T10:00:03Z,,2,lab,g,r2,oom,alexnet,,,,,,conv descriptor: out of host memory,0.1.0\n"
+    "2026-12-02T10:00:04Z,,4,lab,g,r2,oom,alexnet,,,,,,conv descriptor: out of host memory,0.1.0\n";
+
+static void test_setup_failure_joins_its_cell(void **state)
+{
+    (void)state;
+    rep_report r = {.target = 0.95};
+    model_from_csv(setup_failed_csv, &r.rows, &r.model);
+    assert_int_equal(r.model.n, 1);
+    const rep_group *g = &r.model.g[0];
+    assert_int_equal(g->ncells, 2);
+    for (size_t c = 0; c < g->ncells; c++) {
+        assert_int_equal(g->cells[c].nok, 1);
+        assert_int_equal(g->cells[c].nfailed, 1);
+        assert_int_equal(g->cells[c].nfailed_status, 1);
+        assert_string_equal(g->cells[c].failed_status[0], "oom");
+    }
+    rep_model_free(&r.model);
+    rep_rows_free(&r.rows);
+    /* a second backend measured: the failed rows' own "-" cells */
+    char two[sizeof setup_failed_csv + 128];
+    snprintf(two, sizeof two, "%s%s", setup_failed_csv, "2026-12-02T10:00:05Z,cpu,2,lab,g,r3,ok,alexnet,1.1,0,0,images,1,,0.1.0\n");
+    rep_report r2 = {.target = 0.95};
+    model_from_csv(two, &r2.rows, &r2.model);
+    assert_int_equal(r2.model.n, 1);
+    assert_int_equal(r2.model.g[0].ncells, 5);
+    rep_model_free(&r2.model);
+    rep_rows_free(&r2.rows);
+}
+
 /* compare: a cell failing in both says so on both sides */
 static void test_compare_shows_failures(void **state)
 {
@@ -91,6 +130,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_every_repeat_failed),
         cmocka_unit_test(test_compare_shows_failures),
+        cmocka_unit_test(test_setup_failure_joins_its_cell),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
