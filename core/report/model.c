@@ -343,8 +343,8 @@ static int build_axes(rep_model *m, size_t gi, const rep_rows *rs, const long *g
             continue;
         for (size_t a = 0; a < g->naxes; a++) {
             const rep_axis *ax = &g->axes[a];
-            bool blank = unknown_on(&rs->v[i], ax) || !rep_tag(&rs->v[i], ax->key);
-            if (blank && !(unknown_on(&rs->v[i], ax) && ax->n == 1) && axis_val(ax, "-") < 0 &&
+            bool at_dash = unknown_on(&rs->v[i], ax) ? ax->n != 1 : !rep_tag(&rs->v[i], ax->key);
+            if (at_dash && axis_val(ax, "-") < 0 &&
                 push_str(&g->axes[a].vals, &g->axes[a].n, "-") != 0)
                 return -1;
         }

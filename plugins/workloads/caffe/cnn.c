@@ -183,11 +183,13 @@ static int build_net(const dlg_host *h, const char *model, const dlg_value *o, d
         return h->error(h, DLG_ENOMEM, "out of memory");
     }
     int loss = dlg_model_build_crop(*net, model, (int)o[O_BATCH].i, classes, crop);
-    if (loss < 0 || dlg_net_status(*net) < 0)
-        return h->error(h, dlg_net_status(*net) == -DLG_ENOMEM ? DLG_ENOMEM : DLG_EINVAL, "%s at crop = %d%s: %s", model, crop,
+    if (loss < 0 || dlg_net_status(*net) < 0) {
+        int code = dlg_net_status(*net) == -DLG_ENOMEM ? DLG_ENOMEM : DLG_EINVAL; /* the cell's need, or a fault */
+        return h->error(h, code, "%s at crop = %d%s: %s", model, crop,
                         o[O_LOADER + DLG_LOPT_CROP].i == 0 ? " (crop = 0: the first record's size)"
                                                           : "",
                         *dlg_net_error(*net) ? dlg_net_error(*net) : "unknown model");
+    }
     return loss;
 }
 
