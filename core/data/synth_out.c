@@ -92,8 +92,24 @@ static int first_entry(const char *dir, char *name, size_t cap, dlg_data_err *er
     return e != NULL;
 }
 
+/* Whether dir holds nothing but an entry named only (1), something else
+ * too (0), or cannot be listed (-DLG_EIO). */
+static int holds_only(const char *dir, const char *only, dlg_data_err *err)
+{
+    DIR *d = opendir(dir);
+    if (!d)
+        return dlg_data_fail(err, DLG_EIO, "%s: cannot open: %s", dir, strerror(errno));
+    struct dirent *e;
+    while ((e = readdir(d)) && (dot_entry(e->d_name) || strcmp(e->d_name, only) == 0))
+        ;
+    closedir(d);
+    return e == NULL;
+}
+
 /* top's marker into *m: 1 when there is one mkdata wrote, 0 when there is
- * none and top is empty (nothing to lose), else -DLG_EINVAL. */
+ * none and top is empty (nothing to lose), 2 when the marker is empty and
+ * alone (mkdata stopped between creating it and writing its line: nothing
+ * to lose either), else -DLG_EINVAL. */
 static int read_marker(const char *top, made *m, dlg_data_err *err)
 {
     char path[4200], text[128] = "", canon[128], first[256];
@@ -108,6 +124,11 @@ static int read_marker(const char *top, made *m, dlg_data_err *err)
                              "it (remove it yourself, as for a tree an older mkdata made, or choose another "
                              "--out or --split)",
                              top, top, first, DLG_SYNTH_MARKER);
+    }
+    if (S_ISREG(st.st_mode) && st.st_size == 0) {
+        int rc = holds_only(top, DLG_SYNTH_MARKER, err);
+        if (rc != 0)
+            return rc < 0 ? rc : 2;
     }
     FILE *f = S_ISREG(st.st_mode) ? fopen(path, "r") : NULL;
     size_t n = f ? fread(text, 1, sizeof text - 1, f) : 0;
@@ -194,10 +215,16 @@ static int walk(const char *top, bool remove, dlg_data_err *err)
                              "%s: exists and is %s, not a folder mkdata made; refusing to "
                              "replace it",
                              top, S_ISLNK(st.st_mode) ? "a symbolic link" : "not a folder");
-    made m;
+    made m = {0, 0};
+    char marker[4200];
+    snprintf(marker, sizeof marker, "%s/%s", top, DLG_SYNTH_MARKER);
     int rc = read_marker(top, &m, err);
-    if (rc > 0)
+    if (rc == 1)
         rc = walk_top(top, &m, remove, err);
+    else if (rc == 2) /* the empty marker alone */
+        rc = remove && unlink(marker) != 0 ? dlg_data_fail(err, DLG_EIO, "%s: cannot remove: %s", marker,
+                                                           strerror(errno))
+                                           : 0;
     if (rc == 0 && remove && rmdir(top) != 0)
         rc = dlg_data_fail(err, DLG_EIO, "%s: cannot remove: %s", top, strerror(errno));
     return rc;

@@ -2,7 +2,7 @@
  * dataset, a folder or list mkdata did not make is refused (an ImageNet
  * tree, a tree without mkdata's marker or with entries past what the marker
  * says, a list that is not exactly mkdata's), an interrupted run's
- * .part is cleared, a failed text run keeps the old corpus, and a full disk
+ * .part is cleared (also one stopped before its marker had its line), a failed text run keeps the old corpus, and a full disk
  * is named as such (also by the RecordIO and .idx writers).  What appears
  * at the tree or a list during a run is refused at its commit and kept,
  * the old lists too; only a refusal is reported as one (res.refused). */
@@ -37,6 +37,13 @@ static void touch(const char *p)
     FILE *f = fopen(p, "w");
     assert_non_null(f);
     fputs("x\n", f);
+    fclose(f);
+}
+
+static void touch_empty(const char *p)
+{
+    FILE *f = fopen(p, "w");
+    assert_non_null(f);
     fclose(f);
 }
 
@@ -265,6 +272,44 @@ static void test_imagenet_tree_refused(void **st)
 
 /* A tree of mkdata's names without its marker (as an older mkdata made)
  * is refused with a line that says to remove it by hand. */
+/* mkdata stopped between creating its marker and writing the line (the
+ * stop-signal test's TERM right after train.part appeared): an empty
+ * marker alone is cleared as a .part's, and at the tree itself replaced;
+ * beside anything else it is no marker, and the tree is refused. */
+static void test_empty_marker_alone_cleared(void **st)
+{
+    (void)st;
+    char dir[64], p[256];
+    tmpdir_make(dir, "synth");
+    snprintf(p, sizeof p, "%s/train.part", dir);
+    assert_int_equal(mkdir(p, 0755), 0);
+    snprintf(p, sizeof p, "%s/train.part/%s", dir, DLG_SYNTH_MARKER);
+    touch_empty(p);
+    snprintf(p, sizeof p, "%s/train.part", dir);
+    assert_int_equal(dlg_synth_tree_remove(p, NULL), 0);
+    assert_false(exists(p));
+    snprintf(p, sizeof p, "%s/train", dir);
+    assert_int_equal(mkdir(p, 0755), 0);
+    snprintf(p, sizeof p, "%s/train/%s", dir, DLG_SYNTH_MARKER);
+    touch_empty(p);
+    assert_int_equal(images(dir, 2, 4, NULL), 0);
+    snprintf(p, sizeof p, "%s/train", dir);
+    assert_int_equal(count(p, false), 2);
+    tmpdir_rmrf(dir);
+
+    tmpdir_make(dir, "synth");
+    snprintf(p, sizeof p, "%s/train", dir);
+    assert_int_equal(mkdir(p, 0755), 0);
+    snprintf(p, sizeof p, "%s/train/%s", dir, DLG_SYNTH_MARKER);
+    touch_empty(p);
+    snprintf(p, sizeof p, "%s/train/notes.txt", dir);
+    touch(p);
+    dlg_data_err err = {0};
+    assert_int_equal(images(dir, 2, 4, &err), -DLG_EINVAL);
+    assert_true(exists(p)); /* kept */
+    tmpdir_rmrf(dir);
+}
+
 static void test_tree_without_marker_refused(void **st)
 {
     (void)st;
@@ -564,7 +609,7 @@ int main(void)
         cmocka_unit_test(test_imagenet_tree_refused), cmocka_unit_test(test_tree_without_marker_refused),
         cmocka_unit_test(test_beyond_marker_refused), cmocka_unit_test(test_list_not_exact_refused),
         cmocka_unit_test(test_tree_changed_during_run), cmocka_unit_test(test_list_written_during_run),
-        cmocka_unit_test(test_refused_flag),
+        cmocka_unit_test(test_refused_flag),          cmocka_unit_test(test_empty_marker_alone_cleared),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
