@@ -165,7 +165,8 @@ static int require(const mk_opt *o)
  * ends at once; the parent then removes its unfinished .part output ---- */
 typedef struct mk_work {
     int (*run)(const struct mk_work *w);
-    void (*remove_parts)(const struct mk_work *w);
+    /* 0, or -1 with why the unfinished output could not all be removed */
+    int (*remove_parts)(const struct mk_work *w, dlg_data_err *err);
     const dlg_synth_images_cfg *images;
     const char *text_out;
     bool text_splits;
@@ -207,18 +208,17 @@ static int wait_child(pid_t pid, const sigset_t *stops, int *status)
  * not get: a crash of its own, or a signal sent to it alone (the OOM
  * killer's SIGKILL).  Nobody asked mkdata to stop, so it failed (exit 1,
  * as a cell killed alone does) rather than "stopped by signal". */
-static int died_alone(int sig)
+static int died_alone(int sig, const char *removed)
 {
     static const int crashes[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT, SIGSYS, SIGTRAP};
     bool crashed = false;
     for (size_t i = 0; i < sizeof crashes / sizeof *crashes; i++)
         crashed |= sig == crashes[i];
     if (crashed)
-        fprintf(stderr, "dlgauge mkdata: the generator crashed (signal %d, %s): its unfinished .part output was "
-                        "removed\n", sig, strsignal(sig));
+        fprintf(stderr, "dlgauge mkdata: the generator crashed (signal %d, %s): %s\n", sig, strsignal(sig), removed);
     else
         fprintf(stderr, "dlgauge mkdata: the generator was killed by signal %d (%s), sent to its process alone: "
-                        "its unfinished .part output was removed\n", sig, strsignal(sig));
+                        "%s\n", sig, strsignal(sig), removed);
     return DLG_EXIT_FAILED;
 }
 
@@ -239,42 +239,49 @@ static int stoppable(const mk_work *w)
         return w->run(w);
     if (WIFEXITED(status))
         return WEXITSTATUS(status); /* done, even if a stop came as it finished */
-    w->remove_parts(w);
+    dlg_data_err err = {0};
+    char removed[600] = "its unfinished .part output was removed";
+    if (w->remove_parts(w, &err) != 0) /* said as it is: never "removed" when it was not */
+        snprintf(removed, sizeof removed, "its unfinished .part output could not all be removed: %s", err.msg);
     if (!stop)
-        return died_alone(WTERMSIG(status));
-    fprintf(stderr, "dlgauge mkdata: stopped by signal %d (%s): its unfinished .part output was removed\n", stop,
-            strsignal(stop));
+        return died_alone(WTERMSIG(status), removed);
+    fprintf(stderr, "dlgauge mkdata: stopped by signal %d (%s): %s\n", stop, strsignal(stop), removed);
     return stop == SIGINT ? DLG_EXIT_SIGINT : stop == SIGTERM ? DLG_EXIT_SIGTERM : 128 + stop;
 }
 
-/* A .part file mkdata would have made (a regular file, never a device). */
-static void remove_part_file(const char *name, const char *suffix)
+/* A .part file mkdata would have made (a regular file, never a device):
+ * 0, or -1 with err saying why it stays. */
+static int remove_part_file(const char *name, const char *suffix, dlg_data_err *err)
 {
     char part[4200];
     struct stat st;
     snprintf(part, sizeof part, "%s%s%s", name, suffix, DLG_SYNTH_PART);
-    if (lstat(part, &st) == 0 && S_ISREG(st.st_mode))
-        unlink(part);
+    if (lstat(part, &st) != 0 || !S_ISREG(st.st_mode) || unlink(part) == 0)
+        return 0;
+    dlg_data_fail(err, DLG_EIO, "%s: %s", part, strerror(errno));
+    return -1;
 }
 
-static void remove_image_parts(const mk_work *w)
+static int remove_image_parts(const mk_work *w, dlg_data_err *err)
 {
     char base[4200];
     snprintf(base, sizeof base, "%s/%s", w->images->out, w->images->split);
-    remove_part_file(base, ".txt");
-    remove_part_file(base, ".lst");
+    int rc = remove_part_file(base, ".txt", err);
+    rc |= remove_part_file(base, ".lst", err);
     char tree[4200];
     snprintf(tree, sizeof tree, "%s%s", base, DLG_SYNTH_PART);
-    dlg_synth_tree_remove(tree, NULL); /* refuses all of a tree mkdata did not make */
+    if (dlg_synth_tree_remove(tree, err) < 0) /* refuses all of a tree mkdata did not make */
+        rc = -1;
+    return rc;
 }
 
-static void remove_text_parts(const mk_work *w)
+static int remove_text_parts(const mk_work *w, dlg_data_err *err)
 {
     static const char *const splits[3] = {".train.txt", ".valid.txt", ".test.txt"};
-    if (!w->text_splits)
-        remove_part_file(w->text_out, "");
+    int rc = w->text_splits ? 0 : remove_part_file(w->text_out, "", err);
     for (int k = 0; k < 3 && w->text_splits; k++)
-        remove_part_file(w->text_out, splits[k]);
+        rc |= remove_part_file(w->text_out, splits[k], err);
+    return rc;
 }
 
 static int write_images(const mk_work *w)

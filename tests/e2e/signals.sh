@@ -4,7 +4,9 @@
 # a closed stdout does not stop it.
 # (d) mkdata stopped by Ctrl-C (SIGINT to its process group) or by SIGTERM
 # to it alone: exit 130 / 143, one line, and no .part output left behind
-# (it used to stay, however large).
+# (it used to stay, however large); a file of the user's found in the
+# .part tree is kept, the tree with it, and the line says so (it said
+# "removed" whatever was left).
 source "$(dirname "$0")/lib.sh"
 
 # interrupt NAME SIGNAL SLEEP [AFTER]: runs a 60 s cell of SLEEP steps,
@@ -203,6 +205,21 @@ case_mk_term() {
     expect_rc mk_term 143
     [ -z "$(ls -A imgs)" ] || fail "mk_term: left in imgs: $(ls -A imgs)"
 }
+case_mk_foreign() {
+    set -m
+    "$DLG" mkdata images --out imgs2 --classes 4 --images 200000 --threads 2 >mk_foreign.out 2>mk_foreign.err &
+    local pid=$!
+    set +m
+    for _ in $(seq 200); do [ -s imgs2/train.part/.dlgauge-mkdata ] && break; sleep 0.02; done
+    echo mine >imgs2/train.part/notes.txt
+    kill -TERM "$pid"
+    wait "$pid"
+    RC=$?
+    expect_rc mk_foreign 143
+    [ "$(cat imgs2/train.part/notes.txt 2>/dev/null)" = mine ] || fail "mk_foreign: the user's file was not kept"
+    grep -Eq "^dlgauge mkdata: stopped by signal 15 \(.*\): its unfinished \.part output could not all be removed: .*notes\.txt, which mkdata did not write" mk_foreign.err ||
+        fail "mk_foreign: no line saying what stayed: $(cat mk_foreign.err)"
+}
 
 # The cases that wait on signals and sleeps of their own, all at once (each
 # in its own files: 13 s of this serial test were one after another), then
@@ -210,5 +227,5 @@ case_mk_term() {
 # others they once delayed an ASan run's setup past the 1.5 s that
 # midstep's signal then came at
 side_by_side case_int case_early case_term case_hup case_nohup case_midstep case_warmstop case_pipe
-side_by_side case_mk_int case_mk_term
+side_by_side case_mk_int case_mk_term case_mk_foreign
 finish
