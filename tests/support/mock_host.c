@@ -32,6 +32,11 @@ static int m_error(const dlg_host *h, int code, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(from(h)->last_error, sizeof from(h)->last_error, fmt, ap);
     va_end(ap);
+    if (pthread_equal(pthread_self(), from(h)->owner)) {
+        va_start(ap, fmt);
+        vsnprintf(from(h)->own_error, sizeof from(h)->own_error, fmt, ap);
+        va_end(ap);
+    }
     from(h)->last_code = code;
     from(h)->errors++;
     return -code;
@@ -335,6 +340,7 @@ void mock_host_fini(mock_host *m)
 void mock_host_init(mock_host *m)
 {
     memset(m, 0, sizeof *m);
+    m->owner = pthread_self();
     m->host.struct_size = sizeof(dlg_host);
     m->host.abi_minor = DLG_ABI_MINOR;
     m->host.ctx = m;

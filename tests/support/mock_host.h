@@ -5,6 +5,8 @@
 
 #include <dlgauge/plugin.h>
 
+#include <pthread.h>
+
 #define MOCK_MAX_STORAGES 8
 
 /* A storage backend instance files can be routed through (see
@@ -19,7 +21,10 @@ typedef struct mock_storage {
 
 typedef struct mock_host {
     dlg_host host;          /* pass &m.host to plugins */
-    char last_error[1024];  /* text of the last host->error() */
+    char last_error[1024];  /* text of the last host->error(), of any thread */
+    char own_error[1024];   /* of the thread that called mock_host_init: the error a call made there said, which
+                             * a worker thread's later one (a loader reading ahead) does not replace */
+    pthread_t owner;
     int last_code;
     int errors;             /* how many error() calls */
     int warnings;           /* how many log(WARN) calls */
