@@ -413,7 +413,7 @@ const char *dlg_measure_cell(dlg_run *run, const dlg_cli *cli, const dlg_run_arg
         dlg_cell_result r; /* the other ranks wait for its first setup */
         memset(&r, 0, sizeof r);
         snprintf(r.error, sizeof r.error, "%s:%d: %s", job->sec->file, job->sec->line, err);
-        r.status = prc == -DLG_ENOMEM ? "oom" : "error";
+        r.status = dlg_failed_status(prc);
         dlg_ranks_cell_failed(run, &r);
         return r.status;
     }

@@ -13,6 +13,8 @@
 #define DLG_VERSION "0.0.0"
 #endif
 
+const char *dlg_failed_status(int rc) { return rc == -DLG_ENOMEM ? "oom" : "error"; }
+
 int64_t dlg_realtime_ns(void)
 {
     struct timespec ts;

@@ -38,5 +38,9 @@ void dlg_format_ci_pct(double ci95, double mean, char *buf, size_t len);
 void dlg_format_rfc3339(int64_t ns, char *buf, size_t len);
 /* Now, in ns since the epoch (CLOCK_REALTIME): a row's time. */
 int64_t dlg_realtime_ns(void);
+/* The status of a cell that failed with code rc (-DLG_*): oom where memory
+ * (the host's or a GPU's) ran out, a need of the cell as a cgroup's OOM
+ * kill is; else error, a fault. */
+const char *dlg_failed_status(int rc);
 
 #endif

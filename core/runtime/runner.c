@@ -70,15 +70,13 @@ typedef struct rep_totals {
 
 /* The failure of a call made since mark: what was said during it (or by a
  * worker thread since the repetition began, rep_mark), else ctx ("file:line:
- * [job x] workload") names the cell.  Out of memory (the host's or the
- * GPU's) is status oom: a need of the cell, as a cgroup's OOM kill is, not
- * a fault of it. */
+ * [job x] workload") names the cell; its status by rc (dlg_failed_status). */
 static int fail(dlg_cell_result *res, dlg_services *svc, uint64_t rep_mark, uint64_t mark, const char *ctx,
                 const char *what, int rc)
 {
     if (!dlg_services_said(svc, rep_mark, mark, res->error, sizeof res->error))
         dlg_said_nothing(res->error, sizeof res->error, ctx, what, rc);
-    res->status = rc == -DLG_ENOMEM ? "oom" : "error";
+    res->status = dlg_failed_status(rc);
     return -1;
 }
 
@@ -638,10 +636,9 @@ void dlg_run_cell(dlg_run *run, const dlg_cell *cell, dlg_cell_result *res)
     char why[256], where[600];
     dlg_cgroup_limits env;
     dlg_cgroup_env_limits(NULL, &env);
-    int pinned = -1;
+    int pinned = -DLG_ENOMEM;
     dlg_cpu_share share = dlg_cpu_share_exchange(run, node); /* every rank, before any can fail */
-    bool no_set = dlg_cpuset_init(&saved, 0) != 0;
-    if (no_set)
+    if (dlg_cpuset_init(&saved, 0) != 0)
         snprintf(why, sizeof why, "out of memory");
     else
         pinned = dlg_pin_cpus(cell->core[DLG_K_CPUS].text, &env, share, &saved, res->cpu_list, sizeof res->cpu_list,
@@ -651,12 +648,12 @@ void dlg_run_cell(dlg_run *run, const dlg_cell *cell, dlg_cell_result *res)
     if (!host) { /* said as every row's error is: for its job */
         snprintf(res->error, sizeof res->error, "%s:%d: [job %s] out of memory setting up the cell",
                  cell->job->sec->file, cell->job->sec->line, cell->job->name);
-        res->status = "oom";
+        res->status = dlg_failed_status(-DLG_ENOMEM);
     } else if (pinned < 0) {
         /* at the cpus key's line, as the plan's check says it */
         dlg_plan_where(cell->job->core_src[DLG_K_CPUS], cell->job->sec, where, sizeof where);
         snprintf(res->error, sizeof res->error, "%s[job %s] %s", where, cell->job->name, why);
-        res->status = no_set || pinned == -DLG_ENOMEM ? "oom" : "error";
+        res->status = dlg_failed_status(pinned);
     }
     if (!host || pinned < 0) {
         dlg_ranks_all_set_up(run, false, false, res); /* the others set up its first repetition */
