@@ -76,34 +76,20 @@ static int foreign(const char *top, const char *path, dlg_data_err *err)
                          top, path);
 }
 
-/* The first entry of dir other than . and .. into name: 1, 0 when there
- * is none, -DLG_EIO when dir cannot be listed. */
-static int first_entry(const char *dir, char *name, size_t cap, dlg_data_err *err)
+/* The first entry of dir other than . and .. (and skip, unless NULL) into
+ * name: 1, 0 when there is none, -DLG_EIO when dir cannot be listed. */
+static int first_entry(const char *dir, const char *skip, char *name, size_t cap, dlg_data_err *err)
 {
     DIR *d = opendir(dir);
     if (!d)
         return dlg_data_fail(err, DLG_EIO, "%s: cannot open: %s", dir, strerror(errno));
     struct dirent *e;
-    while ((e = readdir(d)) && dot_entry(e->d_name))
+    while ((e = readdir(d)) && (dot_entry(e->d_name) || (skip && strcmp(e->d_name, skip) == 0)))
         ;
     if (e)
         snprintf(name, cap, "%s", e->d_name);
     closedir(d);
     return e != NULL;
-}
-
-/* Whether dir holds nothing but an entry named only (1), something else
- * too (0), or cannot be listed (-DLG_EIO). */
-static int holds_only(const char *dir, const char *only, dlg_data_err *err)
-{
-    DIR *d = opendir(dir);
-    if (!d)
-        return dlg_data_fail(err, DLG_EIO, "%s: cannot open: %s", dir, strerror(errno));
-    struct dirent *e;
-    while ((e = readdir(d)) && (dot_entry(e->d_name) || strcmp(e->d_name, only) == 0))
-        ;
-    closedir(d);
-    return e == NULL;
 }
 
 /* top's marker into *m: 1 when there is one mkdata wrote, 0 when there is
@@ -116,7 +102,7 @@ static int read_marker(const char *top, made *m, dlg_data_err *err)
     snprintf(path, sizeof path, "%s/%s", top, DLG_SYNTH_MARKER);
     struct stat st;
     if (lstat(path, &st) != 0) {
-        int rc = first_entry(top, first, sizeof first, err);
+        int rc = first_entry(top, NULL, first, sizeof first, err);
         if (rc <= 0)
             return rc;
         return dlg_data_fail(err, DLG_EINVAL,
@@ -126,8 +112,8 @@ static int read_marker(const char *top, made *m, dlg_data_err *err)
                              top, top, first, DLG_SYNTH_MARKER);
     }
     if (S_ISREG(st.st_mode) && st.st_size == 0) {
-        int rc = holds_only(top, DLG_SYNTH_MARKER, err);
-        if (rc != 0)
+        int rc = first_entry(top, DLG_SYNTH_MARKER, first, sizeof first, err);
+        if (rc <= 0) /* nothing beside it */
             return rc < 0 ? rc : 2;
     }
     FILE *f = S_ISREG(st.st_mode) ? fopen(path, "r") : NULL;
